@@ -1,0 +1,77 @@
+# redis-ratelimit: `make` builds build/ratelimit.so; `make run` starts Redis with it on 127.0.0.1:6379;
+# `make test` runs everything CI runs. See README.md.
+
+CC ?= gcc
+BUILD := build
+MODULE := $(BUILD)/ratelimit.so
+REDISMODULE_H ?= $(BUILD)/redismodule.h
+REDIS_INCLUDE := $(BUILD)/include
+
+WARN := -Wall -Wextra -Werror
+CFLAGS_COMMON := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g $(WARN)
+MODULE_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -I$(REDIS_INCLUDE)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+ALG_SRC := $(wildcard algorithms/*.c)
+ALG_HDR := $(wildcard algorithms/*.h)
+MOD_SRC := $(wildcard module/*.c)
+MOD_HDR := $(wildcard module/*.h)
+UNIT_SRC := $(wildcard tests/unit_*.c)
+INTEG_SRC := $(wildcard tests/integration_*.c)
+UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_SAN_BIN := $(patsubst tests/%.c,$(BUILD)/tests/san/%,$(UNIT_SRC))
+INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
+HARNESS_SRC := tests/server.c
+HARNESS_HDR := tests/server.h tests/check.h
+
+.PHONY: all deps run stop test unit integration clean
+
+all: $(MODULE)
+
+deps:
+	@scripts/deps.sh
+
+# The header comes from Debian's redis source package of the installed server's version, unless
+# REDISMODULE_H names one.
+$(BUILD)/redismodule.h:
+	@scripts/fetch-redismodule-h.sh $@
+
+$(REDIS_INCLUDE)/redismodule.h: $(REDISMODULE_H)
+	@mkdir -p $(REDIS_INCLUDE)
+	cp $< $@
+
+$(MODULE): $(MOD_SRC) $(MOD_HDR) $(ALG_SRC) $(ALG_HDR) $(REDIS_INCLUDE)/redismodule.h
+	@mkdir -p $(BUILD)
+	$(CC) $(MODULE_CFLAGS) -shared -o $@ $(MOD_SRC) $(ALG_SRC)
+
+# Unit tests: plain, and again under AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test links
+# every algorithm and the (Redis-free) parser.
+UNIT_DEPS := $(ALG_SRC) module/parse.c
+$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h tests/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(UNIT_DEPS)
+
+$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h tests/check.h
+	@mkdir -p $(dir $@)
+	clang $(CFLAGS_COMMON) $(SAN_FLAGS) -o $@ $< $(UNIT_DEPS)
+
+$(BUILD)/tests/integration_%: tests/integration_%.c $(HARNESS_SRC) $(HARNESS_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(HARNESS_SRC) -lhiredis -lpthread
+
+unit: $(UNIT_BIN) $(UNIT_SAN_BIN)
+integration: $(MODULE) $(INTEG_BIN)
+
+test: deps
+	@$(MAKE) --no-print-directory unit integration
+	@scripts/run-tests.sh $(UNIT_BIN) $(UNIT_SAN_BIN) $(INTEG_BIN)
+
+run: deps
+	@$(MAKE) --no-print-directory $(MODULE)
+	@scripts/run-server.sh
+
+stop:
+	@redis-cli -h 127.0.0.1 -p 6379 shutdown nosave 2>/dev/null || true
+
+clean:
+	rm -rf $(BUILD)

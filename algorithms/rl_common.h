@@ -1,0 +1,116 @@
+/* rl_common.h -- what every rate-limiting algorithm shares.
+ *
+ * The algorithms are pure functions of (parameters, stored state, time): no Redis, no clock, no I/O. The
+ * module feeds them one request and the key's stored cell, and they fill in the common six-field reply
+ * and the cell to store back. Because time is an argument, unit tests drive them with a fake clock.
+ *
+ * Arithmetic is integer only. Time is in microseconds (int64). Rates are kept as exact rationals
+ * (tokens per period) and every product that could leave 64 bits is taken in 128 bits, so no float drift
+ * and no wrap-around: the limits below bound every intermediate value, and the comments at each use say
+ * why it fits. */
+#ifndef RL_COMMON_H
+#define RL_COMMON_H
+
+#include <stdint.h>
+
+/* Counts (capacity, limit, cost, tokens) go up to 10^12; periods up to 10^12 ms (about 31.7 years). */
+#define RL_MAX_COUNT 1000000000000LL
+#define RL_MAX_PERIOD_MS 1000000000000LL
+/* A limiter that needs longer than this to go from empty (or full) back to idle is refused: this keeps
+ * every deadline the algorithms compute within range. It is the same 31.7 years. */
+#define RL_MAX_IDLE_MS RL_MAX_PERIOD_MS
+/* The clock runs from the Unix epoch up to 2^46 ms (the year 4199). Times outside are clamped by the
+ * module's clock; the algorithms rely on it. */
+#define RL_MAX_TIME_MS (1LL << 46)
+#define RL_MAX_TIME_US (RL_MAX_TIME_MS * 1000LL)
+
+typedef __int128 rl_i128;
+
+/* The common reply of every RL.* command (see docs/commands.md). reset_after_us is the exact time to
+ * idle, kept for the module to set the key's expiry; it is not sent to clients. */
+typedef struct rl_reply {
+    int64_t allowed;
+    int64_t limit;
+    int64_t remaining;
+    int64_t retry_after_ms;  /* -1 when allowed or never */
+    int64_t reset_after_ms;  /* 0 means idle: the key is deleted (or never created) */
+    int64_t wait_ms;
+    int64_t reset_after_us;
+} rl_reply;
+
+#define RL_REPLY_FIELDS 6
+extern const char *const rl_reply_field_names[RL_REPLY_FIELDS];
+
+/* Request flags. Each command accepts only those its options table lists. */
+enum {
+    RL_F_DRYRUN = 1u << 0,
+    RL_F_INTERVAL = 1u << 1,  /* RL.TOKEN: refill in whole chunks */
+    RL_F_NODELAY = 1u << 2,   /* RL.LEAKY: police instead of shape */
+    RL_F_BLOCK = 1u << 3,     /* RL.LEAKY: hold the reply for wait_ms */
+    RL_F_FIXED = 1u << 4,     /* RL.WINDOW: fixed window */
+    RL_F_SLIDING = 1u << 5,   /* RL.WINDOW: sliding-window counter (default) */
+    RL_F_COST = 1u << 6,      /* COST was given (the parser's record; req->cost holds the value) */
+    RL_F_MINGAP = 1u << 7,    /* MINGAP was given (req->mingap_ms holds the value) */
+};
+
+/* One parsed request. params[] are the command's positional numbers in order (for RL.TOKEN: capacity,
+ * refill_tokens, refill_ms). */
+typedef struct rl_request {
+    int64_t params[3];
+    int64_t cost;
+    int64_t mingap_ms;  /* RL.SLIDINGLOG MINGAP, 0 when absent */
+    uint32_t flags;
+    int64_t now_us;
+} rl_request;
+
+/* The stored state of one limiter: two 64-bit words, whatever the algorithm packs into them. Sixteen
+ * bytes keep a key's value in the smallest allocator class that holds exact state. */
+typedef struct rl_cell {
+    uint64_t w[2];
+} rl_cell;
+
+/* What an algorithm exports: one decision, a check of parameter combinations the per-argument ranges
+ * cannot express, and a check that a cell could have been written by this algorithm (for RDB load and
+ * RL.SETSTATE, whose input may be crafted). */
+typedef struct rl_algorithm {
+    const char *name;  /* TOKEN, LEAKY, WINDOW: also the kind named in RL.SETSTATE */
+    /* Returns NULL or an error message (without the "ERR " prefix). */
+    const char *(*validate)(const rl_request *req);
+    /* Decide req against *cell (exists == 0: a new limiter). On return *cell is the state to store when
+     * reply->reset_after_ms > 0. */
+    void (*decide)(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply);
+    int (*cell_valid)(const rl_cell *cell);
+} rl_algorithm;
+
+/* --- exact integer helpers ------------------------------------------------------------------------ */
+
+/* Floor and ceiling of a / b for b > 0, any sign of a. */
+static inline rl_i128 rl_floor_div(rl_i128 a, rl_i128 b) {
+    rl_i128 q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+static inline rl_i128 rl_ceil_div(rl_i128 a, rl_i128 b) {
+    rl_i128 q = a / b;
+    return (a % b != 0 && a > 0) ? q + 1 : q;
+}
+
+/* A duration in microseconds (>= 0 expected) as whole milliseconds, rounded up, saturated to int64. */
+static inline int64_t rl_us_to_ms_ceil(rl_i128 us) {
+    if (us <= 0) return 0;
+    rl_i128 ms = rl_ceil_div(us, 1000);
+    return ms > INT64_MAX ? INT64_MAX : (int64_t)ms;
+}
+
+/* Clamp a 128-bit value into int64 (used where the bounds above already guarantee it fits, as a last
+ * line of defence against crafted cells). */
+static inline int64_t rl_sat64(rl_i128 v) {
+    if (v > INT64_MAX) return INT64_MAX;
+    if (v < INT64_MIN) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Fill the fields every algorithm computes the same way from "time until allowed" and "time until idle",
+ * both in exact microseconds (retry_us < 0: allowed or never). */
+void rl_reply_times(rl_reply *reply, rl_i128 retry_us, rl_i128 idle_us);
+
+#endif

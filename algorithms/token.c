@@ -1,0 +1,179 @@
+/* token.c -- the token bucket, in exact integer arithmetic.
+ *
+ * Continuous refill. The bucket gains R tokens every P microseconds (R = refill_tokens, P = refill_ms in
+ * µs), capped at C (capacity). Instead of "tokens at the last call" we keep the instant the bucket would
+ * have been empty had it never been capped: tokens(t) = min(C, (t - empty_at) * R / P). Measured in
+ * "scaled tokens" (tokens * P), that is  scaled(t) = t*R - E  with E = empty_at * R, an integer: E is the
+ * empty instant in units of 1/R µs, so no rate is ever rounded. Taking n tokens moves E forward by n*P.
+ * The state is E, stored as (e_us, e_rem) with E = e_us*R + e_rem and 0 <= e_rem < R.
+ *   - The cap is applied when reading, so changing the capacity takes effect at once and a bucket never
+ *     holds more than the capacity of the request that reads it. The time since the last call refills at
+ *     the rate of the request that reads it (the stored E does not know the old rate); e_rem is clamped
+ *     below the new R, which moves the empty instant by less than 1 µs.
+ *   - A clock that runs backwards makes scaled(t) smaller (even negative): fewer tokens, never more. The
+ *     state is only rewritten from scaled(t), so when time comes forward again nothing was gained.
+ *
+ * Interval refill (INTERVAL, Smyte-style). Tokens are a whole count and arrive R at a time at each full P
+ * elapsed since the anchor. The anchor is set by the request that takes tokens from a full bucket, and
+ * moves forward by whole periods as chunks are added; a bucket found full starts over as a new one.
+ * State: (anchor_us, tokens), with RL_TOKEN_INTERVAL_BIT set in the second word.
+ *
+ * Switching a key between the modes keeps the whole tokens it holds at that moment.
+ *
+ * Bounds: C, R <= 10^12, P <= 10^15 µs and C*P/R <= 10^15 µs (validate), times <= 7.1*10^16 µs. So
+ * t*R < 10^29 and C*P <= 10^27: every product below fits easily in 128 bits, and every duration derived
+ * from a valid cell fits in 64. */
+#include "token.h"
+
+#define TOKEN_REM_MAX ((1ULL << 40) - 1) /* e_rem < R <= 10^12 < 2^40 */
+#define TOKEN_TIME_LIMIT (RL_MAX_TIME_US + RL_MAX_IDLE_MS * 1000LL)
+
+typedef struct token_params {
+    int64_t capacity, refill_tokens, period_us;
+} token_params;
+
+static token_params token_params_of(const rl_request *req) {
+    token_params p = {req->params[0], req->params[1], req->params[2] * 1000};
+    return p;
+}
+
+static const char *token_validate(const rl_request *req) {
+    token_params p = token_params_of(req);
+    /* Refill from empty to full: C * P / R µs must stay within RL_MAX_IDLE_MS. */
+    if ((rl_i128)p.capacity * p.period_us > (rl_i128)RL_MAX_IDLE_MS * 1000 * p.refill_tokens)
+        return "capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from "
+               "empty to full would take longer than 31 years)";
+    return 0;
+}
+
+/* --- continuous refill ------------------------------------------------------------------------------ */
+
+/* Scaled tokens (tokens * P) present at now_us, uncapped below, capped at C*P above. */
+static rl_i128 continuous_scaled(const token_params *p, const rl_cell *cell, int64_t now_us) {
+    rl_i128 full = (rl_i128)p->capacity * p->period_us;
+    int64_t e_us = (int64_t)cell->w[0];
+    uint64_t e_rem = cell->w[1] & TOKEN_REM_MAX;
+    if (e_rem >= (uint64_t)p->refill_tokens) e_rem = (uint64_t)p->refill_tokens - 1;
+    rl_i128 scaled = ((rl_i128)now_us - e_us) * p->refill_tokens - (rl_i128)e_rem;
+    return scaled > full ? full : scaled;
+}
+
+static void continuous_store(const token_params *p, rl_cell *cell, int64_t now_us, rl_i128 scaled) {
+    rl_i128 empty = (rl_i128)now_us * p->refill_tokens - scaled;
+    rl_i128 e_us = rl_floor_div(empty, p->refill_tokens);
+    cell->w[0] = (uint64_t)(int64_t)e_us;
+    cell->w[1] = (uint64_t)(empty - e_us * p->refill_tokens);
+}
+
+static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now_us, int64_t cost,
+                              rl_cell *cell, rl_reply *reply) {
+    rl_i128 full = (rl_i128)p->capacity * p->period_us;
+    rl_i128 need = (rl_i128)cost * p->period_us;
+    reply->allowed = cost <= p->capacity && scaled >= need;
+    if (reply->allowed) scaled -= need;
+    reply->remaining = scaled > 0 ? (int64_t)(scaled / p->period_us) : 0;
+    continuous_store(p, cell, now_us, scaled);
+
+    /* scaled grows by R per µs: it reaches x at now + ceil((x - scaled) / R). */
+    rl_i128 retry_us = cost <= p->capacity ? rl_ceil_div(need - scaled, p->refill_tokens) : -1;
+    rl_i128 idle_us = rl_ceil_div(full - scaled, p->refill_tokens);
+    rl_reply_times(reply, retry_us, idle_us);
+}
+
+/* --- interval refill -------------------------------------------------------------------------------- */
+
+typedef struct interval_state {
+    int64_t anchor_us;
+    int64_t tokens;  /* == capacity: full, and the anchor means nothing */
+} interval_state;
+
+/* Add the chunks earned since the anchor. */
+static interval_state interval_refill(const token_params *p, interval_state s, int64_t now_us) {
+    if (s.tokens >= p->capacity) {
+        s.tokens = p->capacity;
+        return s;
+    }
+    if (now_us <= s.anchor_us) return s;  /* clock behind the anchor: nothing earned yet */
+    int64_t periods = (now_us - s.anchor_us) / p->period_us;
+    int64_t missing = p->capacity - s.tokens;
+    if (periods >= (missing + p->refill_tokens - 1) / p->refill_tokens) {
+        s.tokens = p->capacity;
+    } else {
+        /* periods < missing / R + 1, so periods * R < C + R: no overflow. */
+        s.tokens += periods * p->refill_tokens;
+        s.anchor_us += periods * p->period_us;
+    }
+    return s;
+}
+
+/* Time from now until the bucket holds `want` tokens (want <= capacity). */
+static rl_i128 interval_time_to(const token_params *p, interval_state s, int64_t want, int64_t now_us) {
+    if (s.tokens >= want) return 0;
+    rl_i128 chunks = rl_ceil_div(want - s.tokens, p->refill_tokens);
+    return (rl_i128)s.anchor_us + chunks * p->period_us - now_us;
+}
+
+static void interval_decide(const token_params *p, interval_state s, int64_t now_us, int64_t cost,
+                            rl_cell *cell, rl_reply *reply) {
+    s = interval_refill(p, s, now_us);
+    reply->allowed = cost <= s.tokens;
+    if (reply->allowed && cost > 0) {
+        if (s.tokens == p->capacity) s.anchor_us = now_us;
+        s.tokens -= cost;
+    }
+    reply->remaining = s.tokens;
+    cell->w[0] = (uint64_t)s.anchor_us;
+    cell->w[1] = (uint64_t)s.tokens | RL_TOKEN_INTERVAL_BIT;
+
+    rl_i128 retry_us = cost <= p->capacity ? interval_time_to(p, s, cost, now_us) : -1;
+    rl_reply_times(reply, retry_us, interval_time_to(p, s, p->capacity, now_us));
+}
+
+/* --- the algorithm ---------------------------------------------------------------------------------- */
+
+static void token_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
+    token_params p = token_params_of(req);
+    int want_interval = (req->flags & RL_F_INTERVAL) != 0;
+    int was_interval = exists && (cell->w[1] & RL_TOKEN_INTERVAL_BIT);
+    int64_t now = req->now_us;
+
+    reply->limit = p.capacity;
+    reply->wait_ms = 0;
+
+    /* Whole tokens present now, for a new bucket or one switching modes. */
+    int64_t tokens = p.capacity;
+    if (exists && was_interval != want_interval) {
+        if (was_interval) {
+            interval_state old = {(int64_t)cell->w[0], (int64_t)(cell->w[1] & ~RL_TOKEN_INTERVAL_BIT)};
+            tokens = interval_refill(&p, old, now).tokens;
+        } else {
+            rl_i128 scaled = continuous_scaled(&p, cell, now);
+            tokens = scaled > 0 ? (int64_t)(scaled / p.period_us) : 0;
+        }
+        exists = 0;
+    }
+
+    if (want_interval) {
+        interval_state s = {now, tokens};
+        if (exists) s = (interval_state){(int64_t)cell->w[0], (int64_t)(cell->w[1] & ~RL_TOKEN_INTERVAL_BIT)};
+        interval_decide(&p, s, now, req->cost, cell, reply);
+    } else {
+        rl_i128 scaled = exists ? continuous_scaled(&p, cell, now) : (rl_i128)tokens * p.period_us;
+        continuous_decide(&p, scaled, now, req->cost, cell, reply);
+    }
+}
+
+static int token_cell_valid(const rl_cell *cell) {
+    int64_t t = (int64_t)cell->w[0];
+    if (t > TOKEN_TIME_LIMIT || t < -TOKEN_TIME_LIMIT) return 0;
+    if (cell->w[1] & RL_TOKEN_INTERVAL_BIT)
+        return (cell->w[1] & ~RL_TOKEN_INTERVAL_BIT) <= (uint64_t)RL_MAX_COUNT;
+    return cell->w[1] <= TOKEN_REM_MAX;
+}
+
+const rl_algorithm rl_token_algorithm = {
+    .name = "TOKEN",
+    .validate = token_validate,
+    .decide = token_decide,
+    .cell_valid = token_cell_valid,
+};

@@ -1,0 +1,79 @@
+/* clock.c -- wall clock, and the frozen test clock behind RL.CLOCK.
+ *
+ * RL.CLOCK SET <unix_ms> freezes the module's clock at that instant, ADVANCE <ms> moves the frozen clock
+ * forward, GET returns the module's time in ms, REAL goes back to the wall clock. The clock is per
+ * process: a replica keeps its own (it never needs one, as it applies the primary's effects). */
+#include "clock.h"
+
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "../algorithms/rl_common.h"
+#include "parse.h"
+
+#define FROZEN_EXTRA_TTL_MS 3600000LL
+
+static int clock_frozen;
+static int64_t clock_frozen_us;
+
+static int64_t real_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t rl_clock_now_us(void) {
+    int64_t now = clock_frozen ? clock_frozen_us : real_now_us();
+    if (now < 0) return 0;
+    return now < RL_MAX_TIME_US ? now : RL_MAX_TIME_US - 1;
+}
+
+int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us) {
+    if (clock_frozen) {
+        int64_t real_ms = real_now_us() / 1000;
+        return real_ms + (reset_after_us + 999) / 1000 + FROZEN_EXTRA_TTL_MS;
+    }
+    /* Round the idle instant up: the key must not vanish while it still holds state. */
+    return (now_us + reset_after_us + 999) / 1000;
+}
+
+static int clock_reply_error(RedisModuleCtx *ctx, const char *msg) {
+    return RedisModule_ReplyWithError(ctx, msg);
+}
+
+static int clock_number(RedisModuleString *arg, int64_t min, int64_t max, int64_t *out) {
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    return rl_parse_int64(s, len, out) == 0 && *out >= min && *out <= max ? 0 : -1;
+}
+
+static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc < 2) return RedisModule_WrongArity(ctx);
+    size_t len;
+    const char *sub = RedisModule_StringPtrLen(argv[1], &len);
+    int64_t v;
+    if (len == 3 && strncasecmp(sub, "GET", 3) == 0 && argc == 2) {
+        return RedisModule_ReplyWithLongLong(ctx, rl_clock_now_us() / 1000);
+    } else if (len == 4 && strncasecmp(sub, "REAL", 4) == 0 && argc == 2) {
+        clock_frozen = 0;
+    } else if (len == 3 && strncasecmp(sub, "SET", 3) == 0 && argc == 3) {
+        if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0)
+            return clock_reply_error(ctx, "ERR unix_ms must be an integer between 0 and 70368744177663");
+        clock_frozen = 1;
+        clock_frozen_us = v * 1000;
+    } else if (len == 7 && strncasecmp(sub, "ADVANCE", 7) == 0 && argc == 3) {
+        if (!clock_frozen) return clock_reply_error(ctx, "ERR RL.CLOCK ADVANCE needs a frozen clock (RL.CLOCK SET)");
+        if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0 || clock_frozen_us / 1000 + v >= RL_MAX_TIME_MS)
+            return clock_reply_error(ctx, "ERR ms must be an integer between 0 and 70368744177663 "
+                                          "and keep the clock below it");
+        clock_frozen_us += v * 1000;
+    } else {
+        return clock_reply_error(ctx, "ERR syntax: RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL");
+    }
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+int rl_clock_register(RedisModuleCtx *ctx) {
+    return RedisModule_CreateCommand(ctx, "rl.clock", clock_command, "fast allow-loading allow-stale", 0, 0, 0);
+}

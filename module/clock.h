@@ -1,0 +1,25 @@
+/* clock.h -- the module's only source of time.
+ *
+ * Every RL.* command reads the time here. Normally it is the wall clock in microseconds; a module loaded
+ * with the argument `test-clock` also has RL.CLOCK, which can freeze and move it, so tests decide the
+ * exact instant of every request. Expiry of keys always runs on real time (Redis's own), see
+ * rl_clock_expire_at_ms. */
+#ifndef RL_CLOCK_H
+#define RL_CLOCK_H
+
+#include <stdint.h>
+
+#include "redismodule.h"
+
+/* The module's time, clamped to [0, RL_MAX_TIME_US). */
+int64_t rl_clock_now_us(void);
+
+/* The absolute expiry (Unix ms, real time) for a limiter that becomes idle reset_after_us from now.
+ * Never earlier than the idle instant; while the test clock is frozen, an hour later than that, since
+ * real time keeps running under a frozen module clock. */
+int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us);
+
+/* Registers RL.CLOCK. Called only when the module is loaded with `test-clock`. */
+int rl_clock_register(RedisModuleCtx *ctx);
+
+#endif

@@ -1,0 +1,108 @@
+/* command.c -- the command table and the one generic path every cell-backed RL.* command runs.
+ *
+ * As SET, SETEX and SETNX share setGenericCommand in Redis, RL.TOKEN, RL.LEAKY and RL.WINDOW share
+ * rl_generic_command: a command differs from another only by its row in rl_commands (its syntax, i.e.
+ * numbers and options, and the kind of limiter it drives). The path: parse, validate, read the clock,
+ * open the key, decide, store the effect and replicate it, reply. */
+#include <stdio.h>
+
+#include "clock.h"
+#include "rl_module.h"
+
+/* Indexes into rl_kinds (type.c). */
+enum { KIND_TOKEN, KIND_LEAKY, KIND_WINDOW };
+
+typedef struct rl_command_def {
+    rl_syntax syntax;
+    int kind;
+    int arity;
+} rl_command_def;
+
+#define OPT_COST {"COST", RL_OPT_COST, RL_F_COST, 0, RL_MAX_COUNT, 0}
+#define OPT_DRYRUN {"DRYRUN", RL_OPT_FLAG, RL_F_DRYRUN, 0, 0, 0}
+#define OPT_FLAG(name, flag, conflicts) {name, RL_OPT_FLAG, flag, 0, 0, conflicts}
+#define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const rl_option_spec token_options[] = {OPT_COST, OPT_DRYRUN, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0)};
+__attribute__((unused)) static const rl_option_spec leaky_options[] = {OPT_COST, OPT_DRYRUN, OPT_FLAG("NODELAY", RL_F_NODELAY, 0),
+                                               OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
+__attribute__((unused)) static const rl_option_spec window_options[] = {OPT_COST, OPT_DRYRUN, OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
+                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED)};
+
+#define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT}
+#define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS}
+
+static const rl_command_def rl_commands[] = {
+    {{"rl.token", 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")},
+      token_options, NOPTS(token_options)},
+     KIND_TOKEN, -5},
+};
+
+static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_command_def *def) {
+    int nargs = argc - 2;
+    if (nargs < def->syntax.nparams || nargs > RL_MAX_ARGS) return RedisModule_WrongArity(ctx);
+
+    const char *args[RL_MAX_ARGS];
+    size_t lens[RL_MAX_ARGS];
+    for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
+    rl_request req;
+    char err[RL_ERR_LEN];
+    if (rl_parse(&def->syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
+
+    const rl_kind *kind = &rl_kinds[def->kind];
+    const char *invalid = kind->alg->validate(&req);
+    if (invalid) {
+        snprintf(err, sizeof err, "ERR %s", invalid);
+        return RedisModule_ReplyWithError(ctx, err);
+    }
+    req.now_us = rl_clock_now_us();
+
+    int dryrun = (req.flags & RL_F_DRYRUN) != 0;
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | (dryrun ? 0 : REDISMODULE_WRITE));
+    const rl_kind *found = rl_key_kind(key);
+    if (found != NULL && found != kind) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    rl_cell *stored = found ? RedisModule_ModuleTypeGetValue(key) : NULL;
+    rl_cell cell = stored ? *stored : (rl_cell){{0, 0}};
+    rl_reply reply;
+    kind->alg->decide(&req, &cell, stored != NULL, &reply);
+    if (!dryrun) rl_store_cell(ctx, key, argv[1], kind, stored, &cell, req.now_us, &reply);
+    RedisModule_CloseKey(key);
+    return rl_send_reply(ctx, &reply);
+}
+
+#define RL_COMMAND_FN(i)                                                                      \
+    static int rl_command_##i(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {      \
+        return rl_generic_command(ctx, argv, argc, &rl_commands[i]);                           \
+    }
+RL_COMMAND_FN(0)
+static RedisModuleCmdFunc rl_command_fns[] = {rl_command_0};
+
+/* Key specs: the key is argument 1, read and written. They make COMMAND GETKEYS, ACL key patterns and
+ * Cluster routing see it. */
+static int register_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn, const char *flags,
+                            int arity, uint64_t key_flags) {
+    if (RedisModule_CreateCommand(ctx, name, fn, flags, 1, 1, 1) != REDISMODULE_OK) return REDISMODULE_ERR;
+    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, name);
+    RedisModuleCommandKeySpec key_specs[] = {
+        {.flags = key_flags,
+         .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
+         .bs.index.pos = 1,
+         .find_keys_type = REDISMODULE_KSPEC_FK_RANGE,
+         .fk.range = {0, 1, 0}},
+        {0}};
+    RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION, .arity = arity, .key_specs = key_specs};
+    return cmd && RedisModule_SetCommandInfo(cmd, &info) == REDISMODULE_OK ? REDISMODULE_OK : REDISMODULE_ERR;
+}
+
+int rl_commands_register(RedisModuleCtx *ctx) {
+    const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
+    for (int i = 0; i < NOPTS(rl_commands); i++)
+        if (register_command(ctx, rl_commands[i].syntax.name, rl_command_fns[i], "write deny-oom fast",
+                             rl_commands[i].arity, update) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -5,
+                            REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE);
+}

@@ -1,0 +1,112 @@
+/* parse.c -- argument parsing for every RL.* command, driven by the command's rl_syntax table.
+ *
+ * The rules, the same for all commands: positional numbers first, in order, each a strict decimal within
+ * its range; then options in any order, each at most once, names case-insensitive; an option that takes
+ * a value must have one. Every error names the argument at fault and is safe to send as a Redis error
+ * line whatever bytes the client sent (see rl_sanitize). Nothing here allocates. */
+#include "parse.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int rl_parse_int64(const char *s, size_t len, int64_t *out) {
+    size_t i = 0;
+    int negative = 0;
+    if (len > 0 && s[0] == '-') {
+        negative = 1;
+        i = 1;
+    }
+    if (i == len || len > 20) return -1;
+    if (s[i] == '0' && len - i > 1) return -1; /* no leading zeros, as Redis's own parser */
+    uint64_t v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        uint64_t digit = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - digit) / 10) return -1;
+        v = v * 10 + digit;
+    }
+    if (negative) {
+        if (v > (uint64_t)INT64_MAX + 1) return -1;
+        *out = (int64_t)(0 - v);
+        if (v == 0) return -1; /* "-0" */
+    } else {
+        if (v > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)v;
+    }
+    return 0;
+}
+
+void rl_sanitize(char *dst, size_t dstlen, const char *src, size_t len) {
+    size_t max = dstlen - 1 < 32 ? dstlen - 1 : 32, j = 0;
+    for (size_t i = 0; i < len && j < max; i++)
+        dst[j++] = (src[i] >= 0x20 && src[i] < 0x7f && src[i] != '\'') ? src[i] : '?';
+    if (len > max && j >= 3) dst[j - 1] = dst[j - 2] = dst[j - 3] = '.';
+    dst[j] = '\0';
+}
+
+static int range_error(char *err, const char *name, int64_t min, int64_t max) {
+    snprintf(err, RL_ERR_LEN, "ERR %s must be an integer between %lld and %lld", name, (long long)min,
+             (long long)max);
+    return -1;
+}
+
+static int parse_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max,
+                        int64_t *out, char *err) {
+    if (rl_parse_int64(s, len, out) != 0 || *out < min || *out > max) return range_error(err, name, min, max);
+    return 0;
+}
+
+static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, size_t len) {
+    for (int i = 0; i < syn->noptions; i++) {
+        const rl_option_spec *o = &syn->options[i];
+        if (strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
+    }
+    return NULL;
+}
+
+static const char *flag_name(const rl_syntax *syn, uint32_t flag) {
+    for (int i = 0; i < syn->noptions; i++)
+        if (syn->options[i].flag & flag) return syn->options[i].name;
+    return "?";
+}
+
+int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
+             char err[RL_ERR_LEN]) {
+    *req = (rl_request){.cost = 1};
+    if (nargs < syn->nparams) {
+        snprintf(err, RL_ERR_LEN, "ERR wrong number of arguments for '%s' command", syn->name);
+        return -1;
+    }
+    for (int i = 0; i < syn->nparams; i++) {
+        const rl_param_spec *p = &syn->params[i];
+        if (parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
+    }
+    for (int i = syn->nparams; i < nargs; i++) {
+        const rl_option_spec *o = find_option(syn, args[i], lens[i]);
+        if (!o) {
+            char shown[40];
+            rl_sanitize(shown, sizeof shown, args[i], lens[i]);
+            snprintf(err, RL_ERR_LEN, "ERR unknown option '%s' for '%s'", shown, syn->name);
+            return -1;
+        }
+        if (req->flags & o->flag) {
+            snprintf(err, RL_ERR_LEN, "ERR option %s given more than once", o->name);
+            return -1;
+        }
+        if (req->flags & o->conflicts) {
+            snprintf(err, RL_ERR_LEN, "ERR options %s and %s cannot be combined",
+                     flag_name(syn, req->flags & o->conflicts), o->name);
+            return -1;
+        }
+        req->flags |= o->flag;
+        if (o->kind == RL_OPT_FLAG) continue;
+        if (++i == nargs) {
+            snprintf(err, RL_ERR_LEN, "ERR option %s needs a value", o->name);
+            return -1;
+        }
+        int64_t *dst = o->kind == RL_OPT_COST ? &req->cost : &req->mingap_ms;
+        if (parse_ranged(args[i], lens[i], o->name, o->min, o->max, dst, err) != 0) return -1;
+    }
+    return 0;
+}

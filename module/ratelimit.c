@@ -1,0 +1,36 @@
+/* ratelimit.c -- the module's entry point.
+ *
+ * Loads as module `ratelimit`: registers the limiter data types (type.c), the RL.* commands (command.c)
+ * and, when loaded with the argument `test-clock`, RL.CLOCK (clock.c). Only RedisModule_OnLoad is
+ * exported from the shared object; everything else is hidden. */
+#include <string.h>
+#include <strings.h>
+
+#include "clock.h"
+#include "rl_module.h"
+
+#define RL_MODULE_VERSION 1
+
+__attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                                              int argc) {
+    if (RedisModule_Init(ctx, "ratelimit", RL_MODULE_VERSION, REDISMODULE_APIVER_1) == REDISMODULE_ERR)
+        return REDISMODULE_ERR;
+
+    int test_clock = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t len;
+        const char *arg = RedisModule_StringPtrLen(argv[i], &len);
+        if (len == 10 && strncasecmp(arg, "test-clock", 10) == 0) {
+            test_clock = 1;
+        } else {
+            RedisModule_Log(ctx, "warning", "ratelimit: unknown module argument (known: test-clock)");
+            return REDISMODULE_ERR;
+        }
+    }
+
+    RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
+    if (rl_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install, with apt, whatever the build and the tests need and this machine lacks. Nothing is installed
+# when everything is present. The Debian redis-server package would start and enable the system Redis
+# service; we never want that (our scripts start their own servers), so the install runs under a
+# policy-rc.d that forbids service starts, unless the machine already has one.
+set -euo pipefail
+
+packages=(gcc make tar xz-utils redis-server redis-tools libhiredis-dev clang valgrind)
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod +x "$policy"
+    own_policy=1
+fi
+cleanup() { [ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"; }
+trap cleanup EXIT
+
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

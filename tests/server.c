@@ -1,0 +1,297 @@
+/* server.c -- start, stop and talk to real redis-server processes for the integration tests. */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void die(const char *what) {
+    fprintf(stderr, "test harness: %s\n", what);
+    exit(2);
+}
+
+void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int free_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof addr;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
+        die("no free port");
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+static const char *module_path(void) {
+    static char path[PATH_MAX];
+    const char *env = getenv("RL_MODULE");
+    if (!realpath(env ? env : "build/ratelimit.so", path)) die("module not found (build/ratelimit.so or $RL_MODULE)");
+    return path;
+}
+
+static void spawn(server *s) {
+    char port[16], log[300];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(log, sizeof log, "%s/redis.log", s->dir);
+    const char *argv[SERVER_MAX_ARGS + 32];
+    int n = 0;
+    const char *server_bin = getenv("RL_REDIS_SERVER");
+    argv[n++] = server_bin ? server_bin : "redis-server";
+    const char *fixed[] = {"--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--logfile", log,
+                           "--save", "", "--daemonize", "no", "--enable-debug-command", "local",
+                           "--loadmodule", module_path(), "test-clock"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) argv[n++] = fixed[i];
+    for (int i = 0; i < s->nargs; i++) argv[n++] = s->args[i];
+    argv[n] = NULL;
+
+    pid_t parent = getpid();
+    s->pid = fork();
+    if (s->pid < 0) die("fork failed");
+    if (s->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+}
+
+static int wait_up(server *s) {
+    for (int i = 0; i < 500; i++) {
+        int status;
+        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+            s->pid = 0;
+            return 0;
+        }
+        struct timeval tv = {0, 200000};
+        redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+        if (c && !c->err) {
+            redisReply *r = redisCommand(c, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r) freeReplyObject(r);
+            redisFree(c);
+            if (ok) return 1;
+        } else if (c) {
+            redisFree(c);
+        }
+        sleep_ms(10);
+    }
+    return 0;
+}
+
+server *server_start(const char *const *extra) {
+    server *s = calloc(1, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "/tmp/rl-test-XXXXXX");
+    if (!mkdtemp(s->dir)) die("mkdtemp failed");
+    for (; extra && extra[s->nargs]; s->nargs++) {
+        if (s->nargs == SERVER_MAX_ARGS) die("too many server arguments");
+        s->args[s->nargs] = strdup(extra[s->nargs]);
+    }
+    for (int attempt = 0; attempt < 5; attempt++) {
+        s->port = free_port();
+        spawn(s);
+        if (wait_up(s)) return s;
+        if (s->pid > 0) server_kill9(s);
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg, "redis-server did not start (see %s/redis.log)", s->dir);
+    die(msg);
+    return NULL;
+}
+
+void server_restart(server *s) {
+    if (s->pid > 0) die("server_restart: server still running");
+    spawn(s);
+    if (!wait_up(s)) die("redis-server did not restart");
+}
+
+static int reap(server *s, int timeout_ms) {
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+            s->pid = 0;
+            return 1;
+        }
+        sleep_ms(10);
+    }
+    return 0;
+}
+
+void server_kill9(server *s) {
+    if (s->pid <= 0) return;
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    s->pid = 0;
+}
+
+void server_shutdown(server *s) {
+    if (s->pid <= 0) return;
+    redisContext *c = server_connect(s);
+    redisReply *r = redisCommand(c, "SHUTDOWN NOSAVE");
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    if (!reap(s, 5000)) server_kill9(s);
+}
+
+void server_stop(server *s) {
+    if (!s) return;
+    server_shutdown(s);
+    char cmdline[300];
+    snprintf(cmdline, sizeof cmdline, "rm -rf '%s'", s->dir);
+    if (system(cmdline) != 0) fprintf(stderr, "test harness: could not remove %s\n", s->dir);
+    for (int i = 0; i < s->nargs; i++) free(s->args[i]);
+    free(s);
+}
+
+redisContext *server_connect(const server *s) {
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    if (!c || c->err) die("cannot connect to redis-server");
+    redisSetTimeout(c, (struct timeval){10, 0});
+    return c;
+}
+
+static redisReply *checked(redisContext *c, redisReply *r) {
+    if (!r) {
+        fprintf(stderr, "test harness: connection error: %s\n", c->errstr);
+        exit(2);
+    }
+    return r;
+}
+
+redisReply *cmd(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    return checked(c, r);
+}
+
+redisReply *cmdargv(redisContext *c, int argc, const char **argv, const size_t *lens) {
+    return checked(c, redisCommandArgv(c, argc, argv, lens));
+}
+
+long long cmd_int(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = checked(c, redisvCommand(c, fmt, ap));
+    va_end(ap);
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : LLONG_MIN;
+    freeReplyObject(r);
+    return v;
+}
+
+int cmd_status_is(redisContext *c, const char *text, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = checked(c, redisvCommand(c, fmt, ap));
+    va_end(ap);
+    int ok = (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_ERROR) && strcmp(r->str, text) == 0;
+    if (!ok) fprintf(stderr, "     reply was: %s\n", r->str ? r->str : "(not a string)");
+    freeReplyObject(r);
+    return ok;
+}
+
+static redisReply *vcmdline(redisContext *c, const char *fmt, va_list ap) {
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    const char *argv[64];
+    size_t lens[64];
+    int argc = 0;
+    for (char *tok = strtok(line, " "); tok && argc < 64; tok = strtok(NULL, " ")) {
+        argv[argc] = tok;
+        lens[argc++] = strlen(tok);
+    }
+    return checked(c, redisCommandArgv(c, argc, argv, lens));
+}
+
+redisReply *cmdline(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = vcmdline(c, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+rl_result rl(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = vcmdline(c, fmt, ap);
+    va_end(ap);
+    rl_result res = {0};
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(res.error, sizeof res.error, "%s", r->str);
+    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 6) {
+        long long *fields[6] = {&res.allowed, &res.limit, &res.remaining, &res.retry_after_ms,
+                                &res.reset_after_ms, &res.wait_ms};
+        res.ok = 1;
+        for (int i = 0; i < 6; i++) {
+            if (r->element[i]->type != REDIS_REPLY_INTEGER) res.ok = 0;
+            *fields[i] = r->element[i]->integer;
+        }
+    }
+    freeReplyObject(r);
+    return res;
+}
+
+char *dump_key(redisContext *c, const char *key, size_t *len) {
+    redisReply *r = cmd(c, "DUMP %s", key);
+    char *out = NULL;
+    *len = 0;
+    if (r->type == REDIS_REPLY_STRING) {
+        out = malloc(r->len + 1);
+        memcpy(out, r->str, r->len);
+        *len = r->len;
+    }
+    freeReplyObject(r);
+    return out;
+}
+
+int same_dump(redisContext *a, redisContext *b, const char *key) {
+    size_t la, lb;
+    char *da = dump_key(a, key, &la), *db = dump_key(b, key, &lb);
+    int same = (!da && !db) || (da && db && la == lb && memcmp(da, db, la) == 0);
+    free(da);
+    free(db);
+    return same;
+}
+
+char *raw_exchange(int port, const char *request, const char *until) {
+    const size_t cap = 65536;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port),
+                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) die("raw connect failed");
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (write(fd, request, strlen(request)) != (ssize_t)strlen(request)) die("raw write failed");
+    char *buf = calloc(1, cap + 1);
+    size_t got = 0;
+    while (got < cap && !strstr(buf, until)) {
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    return buf;
+}

@@ -1,0 +1,66 @@
+/* server.h -- real redis-server processes for integration tests.
+ *
+ * Each server runs on a free 127.0.0.1 port, in a temporary directory of its own, with the module
+ * (build/ratelimit.so, or $RL_MODULE) loaded with test-clock. The harness stops what it starts:
+ * SHUTDOWN NOSAVE, then SIGKILL if needed, and the child is tied to the test process (PDEATHSIG) so even
+ * a crashed test leaves no server running. Talk to it with hiredis. */
+#ifndef RL_TEST_SERVER_H
+#define RL_TEST_SERVER_H
+
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SERVER_MAX_ARGS 48
+
+typedef struct server {
+    pid_t pid;
+    int port;
+    char dir[256];
+    int nargs;                       /* extra redis-server arguments, kept for restarts */
+    char *args[SERVER_MAX_ARGS];
+} server;
+
+/* Start a server; extra is a NULL-terminated list of redis-server arguments (e.g. "--appendonly",
+ * "yes"). Aborts the test program if the server does not come up. */
+server *server_start(const char *const *extra);
+/* Start again on the same port and directory (persistence tests). */
+void server_restart(server *s);
+/* SHUTDOWN NOSAVE (or SIGKILL after a grace period), wait for the process. Keeps the directory. */
+void server_shutdown(server *s);
+/* kill -9, and wait. */
+void server_kill9(server *s);
+/* Stop if running, remove the directory, free. */
+void server_stop(server *s);
+
+redisContext *server_connect(const server *s);
+void sleep_ms(long ms);
+
+/* Commands. cmd() aborts on a connection error, returns the reply (caller frees). */
+redisReply *cmd(redisContext *c, const char *fmt, ...);
+redisReply *cmdargv(redisContext *c, int argc, const char **argv, const size_t *lens);
+/* printf-format a whole command line, then split it on spaces into arguments (no binary). */
+redisReply *cmdline(redisContext *c, const char *fmt, ...);
+/* The integer reply of a command (LLONG_MIN if the reply is not an integer). */
+long long cmd_int(redisContext *c, const char *fmt, ...);
+/* 1 if the reply is a status or error whose text equals text. */
+int cmd_status_is(redisContext *c, const char *text, const char *fmt, ...);
+
+/* An RL.* reply (the line is formatted and split as cmdline): the six fields, or ok = 0 (and the error text) if it was not an array of 6 integers. */
+typedef struct rl_result {
+    int ok;
+    long long allowed, limit, remaining, retry_after_ms, reset_after_ms, wait_ms;
+    char error[256];
+} rl_result;
+rl_result rl(redisContext *c, const char *fmt, ...);
+
+/* DUMP of a key as a malloc'd buffer (NULL when the key does not exist), for byte-for-byte comparison. */
+char *dump_key(redisContext *c, const char *key, size_t *len);
+/* 1 if both contexts have the same DUMP for key (both missing counts as equal). */
+int same_dump(redisContext *a, redisContext *b, const char *key);
+
+/* Send raw bytes and read until the text `until` has arrived or 2 s pass (RESP3 checks without a RESP3
+ * client: hiredis 0.14 speaks RESP2 only). Returns the bytes read, NUL-terminated, malloc'd. */
+char *raw_exchange(int port, const char *request, const char *until);
+
+#endif
