@@ -56,6 +56,7 @@ static void spawn(server *s) {
     argv[n++] = server_bin ? server_bin : "redis-server";
     const char *fixed[] = {"--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--logfile", log,
                            "--save", "", "--daemonize", "no", "--enable-debug-command", "local",
+                           "--repl-diskless-sync-delay", "0",
                            "--loadmodule", module_path(), "test-clock"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) argv[n++] = fixed[i];
     for (int i = 0; i < s->nargs; i++) argv[n++] = s->args[i];
