@@ -16,8 +16,9 @@
 /* Counts (capacity, limit, cost, tokens) go up to 10^12; periods up to 10^12 ms (about 31.7 years). */
 #define RL_MAX_COUNT 1000000000000LL
 #define RL_MAX_PERIOD_MS 1000000000000LL
-/* A limiter that needs longer than this to go from empty (or full) back to idle is refused: this keeps
- * every deadline the algorithms compute within range. It is the same 31.7 years. */
+/* A bucket that needs longer than this to go from empty (or full) back to idle is refused; a window is
+ * idle at most two windows (2 * RL_MAX_PERIOD_MS) after its last request. Either way every deadline the
+ * algorithms compute stays far inside int64 microseconds. */
 #define RL_MAX_IDLE_MS RL_MAX_PERIOD_MS
 /* The clock runs from the Unix epoch up to 2^46 ms (the year 4199). Times outside are clamped by the
  * module's clock; the algorithms rely on it. */
@@ -74,7 +75,7 @@ typedef struct rl_cell {
  * RL.SETSTATE, whose input may be crafted). */
 typedef struct rl_algorithm {
     const char *name;  /* TOKEN, LEAKY, WINDOW: also the kind named in RL.SETSTATE */
-    /* Returns NULL or an error message (without the "ERR " prefix). */
+    /* Returns NULL or the complete error reply ("ERR ..."). */
     const char *(*validate)(const rl_request *req);
     /* Decide req against *cell (exists == 0: a new limiter). On return *cell is the state to store when
      * reply->reset_after_ms > 0. */

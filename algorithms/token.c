@@ -41,7 +41,7 @@ static const char *token_validate(const rl_request *req) {
     token_params p = token_params_of(req);
     /* Refill from empty to full: C * P / R µs must stay within RL_MAX_IDLE_MS. */
     if ((rl_i128)p.capacity * p.period_us > (rl_i128)RL_MAX_IDLE_MS * 1000 * p.refill_tokens)
-        return "capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from "
+        return "ERR capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from "
                "empty to full would take longer than 31 years)";
     return 0;
 }

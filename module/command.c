@@ -1,41 +1,54 @@
-/* command.c -- the command table and the one generic path every cell-backed RL.* command runs.
+/* command.c -- the command table and the one generic path every RL.* command runs.
  *
- * As SET, SETEX and SETNX share setGenericCommand in Redis, RL.TOKEN, RL.LEAKY and RL.WINDOW share
- * rl_generic_command: a command differs from another only by its row in rl_commands (its syntax, i.e.
- * numbers and options, and the kind of limiter it drives). The path: parse, validate, read the clock,
- * open the key, decide, store the effect and replicate it, reply. */
+ * As SET, SETEX and SETNX share setGenericCommand in Redis, every RL.* command shares rl_generic_command:
+ * a command differs from another only by its row in rl_commands, i.e. its syntax (numbers and options)
+ * and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and RL.WINDOW,
+ * a sorted set for RL.SLIDINGLOG). The path: parse, read the clock, execute (check the parameters'
+ * combination, decide, store the effect and replicate it unless DRYRUN), reply. */
 #include <stdio.h>
 
+#include "../algorithms/slidinglog.h"
 #include "clock.h"
 #include "rl_module.h"
 
-/* Indexes into rl_kinds (type.c). */
-enum { KIND_TOKEN, KIND_LEAKY, KIND_WINDOW };
-
 typedef struct rl_command_def {
     rl_syntax syntax;
-    int kind;
     int arity;
+    rl_execute_fn execute;
+    const void *target; /* what execute works on: the rl_kind of a cell command */
 } rl_command_def;
 
-#define OPT_COST {"COST", RL_OPT_COST, RL_F_COST, 0, RL_MAX_COUNT, 0}
+#define OPT_COST(max) {"COST", RL_OPT_COST, RL_F_COST, 0, max, 0}
 #define OPT_DRYRUN {"DRYRUN", RL_OPT_FLAG, RL_F_DRYRUN, 0, 0, 0}
 #define OPT_FLAG(name, flag, conflicts) {name, RL_OPT_FLAG, flag, 0, 0, conflicts}
 #define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static const rl_option_spec token_options[] = {OPT_COST, OPT_DRYRUN, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0)};
-__attribute__((unused)) static const rl_option_spec leaky_options[] = {OPT_COST, OPT_DRYRUN, OPT_FLAG("NODELAY", RL_F_NODELAY, 0),
+static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
+                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0)};
+static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("NODELAY", RL_F_NODELAY, 0),
                                                OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
-__attribute__((unused)) static const rl_option_spec window_options[] = {OPT_COST, OPT_DRYRUN, OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
+static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
+                                                OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
                                                 OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED)};
+static const rl_option_spec slog_options[] = {OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN,
+                                              {"MINGAP", RL_OPT_MINGAP, RL_F_MINGAP, 1, RL_MAX_PERIOD_MS, 0}};
 
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS}
+#define CELL_COMMAND(kind) rl_cell_execute, &rl_kinds[kind]
 
 static const rl_command_def rl_commands[] = {
     {{"rl.token", 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")},
       token_options, NOPTS(token_options)},
-     KIND_TOKEN, -5},
+     -5, CELL_COMMAND(RL_KIND_TOKEN)},
+    {{"rl.leaky", 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")},
+      leaky_options, NOPTS(leaky_options)},
+     -5, CELL_COMMAND(RL_KIND_LEAKY)},
+    {{"rl.window", 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}, window_options, NOPTS(window_options)},
+     -4, CELL_COMMAND(RL_KIND_WINDOW)},
+    {{"rl.slidinglog", 2, {{"limit", 1, RL_SLOG_MAX_LIMIT}, PERIOD_PARAM("window_ms")}, slog_options,
+      NOPTS(slog_options)},
+     -4, rl_slog_execute, NULL},
 };
 
 static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_command_def *def) {
@@ -48,28 +61,11 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     rl_request req;
     char err[RL_ERR_LEN];
     if (rl_parse(&def->syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
-
-    const rl_kind *kind = &rl_kinds[def->kind];
-    const char *invalid = kind->alg->validate(&req);
-    if (invalid) {
-        snprintf(err, sizeof err, "ERR %s", invalid);
-        return RedisModule_ReplyWithError(ctx, err);
-    }
     req.now_us = rl_clock_now_us();
 
-    int dryrun = (req.flags & RL_F_DRYRUN) != 0;
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | (dryrun ? 0 : REDISMODULE_WRITE));
-    const rl_kind *found = rl_key_kind(key);
-    if (found != NULL && found != kind) {
-        RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    }
-    rl_cell *stored = found ? RedisModule_ModuleTypeGetValue(key) : NULL;
-    rl_cell cell = stored ? *stored : (rl_cell){{0, 0}};
     rl_reply reply;
-    kind->alg->decide(&req, &cell, stored != NULL, &reply);
-    if (!dryrun) rl_store_cell(ctx, key, argv[1], kind, stored, &cell, req.now_us, &reply);
-    RedisModule_CloseKey(key);
+    const char *failed = def->execute(ctx, argv[1], &req, def->target, &reply);
+    if (failed) return RedisModule_ReplyWithError(ctx, failed);
     return rl_send_reply(ctx, &reply);
 }
 
@@ -78,7 +74,10 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
         return rl_generic_command(ctx, argv, argc, &rl_commands[i]);                           \
     }
 RL_COMMAND_FN(0)
-static RedisModuleCmdFunc rl_command_fns[] = {rl_command_0};
+RL_COMMAND_FN(1)
+RL_COMMAND_FN(2)
+RL_COMMAND_FN(3)
+static RedisModuleCmdFunc rl_command_fns[] = {rl_command_0, rl_command_1, rl_command_2, rl_command_3};
 
 /* Key specs: the key is argument 1, read and written. They make COMMAND GETKEYS, ACL key patterns and
  * Cluster routing see it. */
@@ -98,6 +97,7 @@ static int register_command(RedisModuleCtx *ctx, const char *name, RedisModuleCm
 }
 
 int rl_commands_register(RedisModuleCtx *ctx) {
+    if (NOPTS(rl_command_fns) != NOPTS(rl_commands)) return REDISMODULE_ERR;
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
     for (int i = 0; i < NOPTS(rl_commands); i++)
         if (register_command(ctx, rl_commands[i].syntax.name, rl_command_fns[i], "write deny-oom fast",

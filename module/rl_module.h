@@ -14,18 +14,26 @@ typedef struct rl_kind {
     RedisModuleType *type;  /* set at load */
 } rl_kind;
 
+/* Indexes into rl_kinds (type.c). */
+enum { RL_KIND_TOKEN, RL_KIND_LEAKY, RL_KIND_WINDOW };
 extern rl_kind rl_kinds[];
 extern const int rl_nkinds;
+
+/* How a command executes a parsed request against its key: decide, and unless DRYRUN store the effect
+ * and replicate it. Returns NULL, or the error to reply (e.g. WRONGTYPE) when nothing was done. */
+typedef const char *(*rl_execute_fn)(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
+                                     const void *target, rl_reply *reply);
 
 /* type.c */
 int rl_types_register(RedisModuleCtx *ctx);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-/* The kind stored in an open key, NULL if the key is empty, (rl_kind *)-1 if it holds anything else. */
-#define RL_KIND_OTHER ((const rl_kind *)-1)
-const rl_kind *rl_key_kind(RedisModuleKey *key);
-/* Store (or delete, when the limiter is idle) a cell and replicate the effect. */
-void rl_store_cell(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_kind *kind,
-                   rl_cell *stored, const rl_cell *cell, int64_t now_us, const rl_reply *reply);
+/* Execute a cell command; target is its rl_kind. */
+const char *rl_cell_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
+                            const void *target, rl_reply *reply);
+
+/* slidinglog.c: execute RL.SLIDINGLOG against a sorted set (target unused). */
+const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
+                            const void *target, rl_reply *reply);
 
 /* reply.c */
 int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);

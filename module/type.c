@@ -14,7 +14,9 @@
 #include <strings.h>
 
 
+#include "../algorithms/leaky.h"
 #include "../algorithms/token.h"
+#include "../algorithms/window.h"
 
 #include "clock.h"
 #include "rl_module.h"
@@ -22,11 +24,16 @@
 #define RL_ENCODING_VERSION 1
 
 rl_kind rl_kinds[] = {
-    {&rl_token_algorithm, "rl-tokens", NULL},
+    [RL_KIND_TOKEN] = {&rl_token_algorithm, "rl-tokens", NULL},
+    [RL_KIND_LEAKY] = {&rl_leaky_algorithm, "rl-leakyb", NULL},
+    [RL_KIND_WINDOW] = {&rl_window_algorithm, "rl-window", NULL},
 };
 const int rl_nkinds = sizeof rl_kinds / sizeof rl_kinds[0];
 
-const rl_kind *rl_key_kind(RedisModuleKey *key) {
+#define RL_KIND_OTHER ((const rl_kind *)-1)
+
+/* The kind stored in an open key: NULL if the key is empty, RL_KIND_OTHER if it holds anything else. */
+static const rl_kind *rl_key_kind(RedisModuleKey *key) {
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY) return NULL;
     if (type == REDISMODULE_KEYTYPE_MODULE) {
@@ -43,8 +50,10 @@ static void replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, cons
                           (long long)cell->w[1], "PXAT", (long long)expire_at_ms);
 }
 
-void rl_store_cell(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_kind *kind,
-                   rl_cell *stored, const rl_cell *cell, int64_t now_us, const rl_reply *reply) {
+/* Store (or delete, when the limiter is idle) a cell and replicate the effect. */
+static void rl_store_cell(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
+                          const rl_kind *kind, rl_cell *stored, const rl_cell *cell, int64_t now_us,
+                          const rl_reply *reply) {
     if (reply->reset_after_ms == 0) {
         /* Idle is the same as new: hold no key for it. */
         if (stored) {
@@ -63,6 +72,26 @@ void rl_store_cell(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *
     int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, reply->reset_after_us);
     RedisModule_SetAbsExpire(key, expire_at_ms);
     replicate_cell(ctx, keyname, kind, cell, expire_at_ms);
+}
+
+const char *rl_cell_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
+                            const void *target, rl_reply *reply) {
+    const rl_kind *kind = target;
+    const char *invalid = kind->alg->validate(req);
+    if (invalid) return invalid;
+    int dryrun = (req->flags & RL_F_DRYRUN) != 0;
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ | (dryrun ? 0 : REDISMODULE_WRITE));
+    const rl_kind *found = rl_key_kind(key);
+    if (found != NULL && found != kind) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_ERRORMSG_WRONGTYPE;
+    }
+    rl_cell *stored = found ? RedisModule_ModuleTypeGetValue(key) : NULL;
+    rl_cell cell = stored ? *stored : (rl_cell){{0, 0}};
+    kind->alg->decide(req, &cell, stored != NULL, reply);
+    if (!dryrun) rl_store_cell(ctx, key, keyname, kind, stored, &cell, req->now_us, reply);
+    RedisModule_CloseKey(key);
+    return NULL;
 }
 
 /* --- data type callbacks ---------------------------------------------------------------------------- */
@@ -121,9 +150,11 @@ static void *cell_copy(RedisModuleString *fromkey, RedisModuleString *tokey, con
         cell_aof(aof, key, value, &rl_kinds[i]);                                                 \
     }
 RL_KIND_CALLBACKS(0)
+RL_KIND_CALLBACKS(1)
+RL_KIND_CALLBACKS(2)
 
-static RedisModuleTypeLoadFunc kind_load[] = {cell_load_0};
-static RedisModuleTypeRewriteFunc kind_aof[] = {cell_aof_0};
+static RedisModuleTypeLoadFunc kind_load[] = {cell_load_0, cell_load_1, cell_load_2};
+static RedisModuleTypeRewriteFunc kind_aof[] = {cell_aof_0, cell_aof_1, cell_aof_2};
 
 int rl_types_register(RedisModuleCtx *ctx) {
     if (rl_nkinds != (int)(sizeof kind_load / sizeof kind_load[0])) return REDISMODULE_ERR;

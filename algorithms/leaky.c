@@ -1,0 +1,110 @@
+/* leaky.c -- the leaky bucket, in exact integer arithmetic.
+ *
+ * A bucket holds up to C units (capacity) and drains continuously, R units every P microseconds
+ * (R = leak_tokens, P = leak_ms in µs), so one unit drains in T = P/R µs, an exact rational. A request of
+ * n units is admitted when the bucket, drained up to now, has room for it: L + n <= C, L being the level
+ * now. A denied request adds nothing.
+ *
+ * Shaping and policing. By default the bucket is a queue: an admitted request is to be served once the
+ * L units ahead of it have drained, so wait_ms = ceil(L * T) in ms. A burst of C unit requests on an idle
+ * key thus gets waits 0, T, 2T, ..., (C-1)T. With NODELAY the same requests are admitted but served at
+ * once (wait_ms 0): that is GCRA policing, C being the burst.
+ *
+ * Representation. Instead of "level at the last call" we keep the instant the bucket will be empty, the
+ * theoretical arrival time of GCRA. Measured in "scaled units" (units * P), the level is
+ *     scaled(t) = max(0, Q - t*R)
+ * with Q = empty_at * R, an integer: Q is the empty instant in units of 1/R µs, so no rate is ever
+ * rounded. Adding n units moves Q to max(Q, t*R) + n*P. Q is stored as (tat_us, rem) with
+ * Q = tat_us*R + rem and 0 <= rem < R (see leaky.h).
+ *   - The time until empty is scaled / R µs, so wait, retry and reset are exact rationals, rounded up
+ *     once, at the end.
+ *   - A change of parameters takes effect at once: the stored empty instant is kept and the level is
+ *     whatever the new rate says lies ahead of it (the stored Q does not know the old rate); rem is clamped
+ *     below the new R, which moves the empty instant by less than 1 µs. The level can then exceed a new,
+ *     smaller capacity: everything is denied until it drains, and remaining is 0.
+ *   - A clock that runs backwards makes scaled(t) larger: a fuller bucket, never room that was not
+ *     there. The state is only rewritten from scaled(t), so Q keeps every unit admitted.
+ *
+ * Bounds: C, R <= 10^12, P <= 10^15 µs and C*P/R <= 10^15 µs (validate), times <= 7.1*10^16 µs. So
+ * t*R < 10^29 and C*P <= 10^27: every product below fits easily in 128 bits, and every duration derived
+ * from a valid cell fits in 64. */
+#include "leaky.h"
+
+#define LEAKY_TIME_LIMIT (RL_MAX_TIME_US + RL_MAX_IDLE_MS * 1000LL)
+
+typedef struct leaky_params {
+    int64_t capacity, leak_tokens, period_us;
+} leaky_params;
+
+static leaky_params leaky_params_of(const rl_request *req) {
+    leaky_params p = {req->params[0], req->params[1], req->params[2] * 1000};
+    return p;
+}
+
+static const char *leaky_validate(const rl_request *req) {
+    leaky_params p = leaky_params_of(req);
+    /* Drain from full to empty: C * P / R µs must stay within RL_MAX_IDLE_MS. */
+    if ((rl_i128)p.capacity * p.period_us > (rl_i128)RL_MAX_IDLE_MS * 1000 * p.leak_tokens)
+        return "ERR capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from "
+               "full to empty would take longer than 31 years)";
+    return 0;
+}
+
+/* Scaled level (units * P) in the bucket at now_us: what lies between now and the empty instant. */
+static rl_i128 leaky_scaled_level(const leaky_params *p, const rl_cell *cell, int64_t now_us) {
+    int64_t tat_us = (int64_t)cell->w[0];
+    uint64_t rem = cell->w[1];
+    if (rem >= (uint64_t)p->leak_tokens) rem = (uint64_t)p->leak_tokens - 1;
+    rl_i128 scaled = ((rl_i128)tat_us - now_us) * p->leak_tokens + (rl_i128)rem;
+    return scaled > 0 ? scaled : 0;
+}
+
+/* Store the empty instant that leaves `scaled` in the bucket at now_us. */
+static void leaky_store(const leaky_params *p, rl_cell *cell, int64_t now_us, rl_i128 scaled) {
+    rl_i128 empty_at = (rl_i128)now_us * p->leak_tokens + scaled;
+    rl_i128 tat_us = rl_floor_div(empty_at, p->leak_tokens);
+    cell->w[0] = (uint64_t)(int64_t)tat_us;
+    cell->w[1] = (uint64_t)(empty_at - tat_us * p->leak_tokens);
+}
+
+/* Microseconds until a bucket holding `scaled` has drained down to `target` (0 if already there). The
+ * level falls by R scaled units per µs. */
+static rl_i128 leaky_time_to_drain(const leaky_params *p, rl_i128 scaled, rl_i128 target) {
+    return scaled > target ? rl_ceil_div(scaled - target, p->leak_tokens) : 0;
+}
+
+static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
+    leaky_params p = leaky_params_of(req);
+    int64_t now = req->now_us, cost = req->cost;
+    rl_i128 full = (rl_i128)p.capacity * p.period_us;
+    rl_i128 need = (rl_i128)cost * p.period_us;
+    rl_i128 scaled = exists ? leaky_scaled_level(&p, cell, now) : 0; /* a new key is an empty bucket */
+
+    reply->limit = p.capacity;
+    reply->allowed = cost <= p.capacity && scaled + need <= full;
+    /* The units already in the bucket drain before this request's do: that is the shaping delay. It is
+     * the exact rational scaled / R µs, rounded up to whole ms in one step. */
+    reply->wait_ms = 0;
+    if (reply->allowed && !(req->flags & RL_F_NODELAY))
+        reply->wait_ms = rl_sat64(rl_ceil_div(scaled, (rl_i128)p.leak_tokens * 1000));
+    if (reply->allowed) scaled += need;
+    reply->remaining = scaled < full ? rl_sat64((full - scaled) / p.period_us) : 0;
+    leaky_store(&p, cell, now, scaled);
+
+    /* Denied: room for n units opens when the level is down to C - n. */
+    rl_i128 retry_us = cost <= p.capacity ? leaky_time_to_drain(&p, scaled, full - need) : -1;
+    rl_reply_times(reply, retry_us, leaky_time_to_drain(&p, scaled, 0));
+}
+
+static int leaky_cell_valid(const rl_cell *cell) {
+    /* The empty instant is never before the call that wrote it (times are >= 0) and never more than
+     * RL_MAX_IDLE_MS after it; the remainder is below R <= RL_MAX_COUNT. */
+    return cell->w[0] <= (uint64_t)LEAKY_TIME_LIMIT && cell->w[1] < (uint64_t)RL_MAX_COUNT;
+}
+
+const rl_algorithm rl_leaky_algorithm = {
+    .name = "LEAKY",
+    .validate = leaky_validate,
+    .decide = leaky_decide,
+    .cell_valid = leaky_cell_valid,
+};

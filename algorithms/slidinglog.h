@@ -1,0 +1,50 @@
+/* slidinglog.h -- sliding log (RL.SLIDINGLOG key limit window_ms [MINGAP ms] [COST n] [DRYRUN]).
+ *
+ * The log lives in a Redis sorted set whose scores are attempt times in Unix microseconds; the module
+ * does the sorted-set I/O and this file only decides. Request: params[0] = limit (1..RL_SLOG_MAX_LIMIT),
+ * params[1] = window_ms (1..RL_MAX_PERIOD_MS), cost (0..RL_MAX_COUNT), mingap_ms (0 = none, up to
+ * RL_MAX_PERIOD_MS), now_us.
+ *
+ * One call, as the module runs it:
+ *   1. read = rl_slog_read_max(req) (= limit + 1);
+ *   2. read the newest `read` scores with score > now_us - W (W = window_ms * 1000), newest first
+ *      (ZREVRANGEBYSCORE key +inf (now_us-W LIMIT 0 read). Entries in the future (clock went back)
+ *      are included: they are in the window;
+ *   3. rl_slog_decide(req, scores, count, &plan, &reply);
+ *   4. unless DRYRUN: remove every entry with score <= now_us - W and every entry older than the first
+ *      plan.keep of the scores read (that is, keep exactly the newest plan.keep entries), then add
+ *      plan.add entries with score now_us (distinct members). If the log is then empty
+ *      (reply.reset_after_ms == 0) delete the key, else expire it after reply.reset_after_us.
+ * The stored log then holds plan.keep + plan.add <= limit + 1 entries; see slidinglog.c for why the
+ * newest limit + 1 are all that can ever matter. */
+#ifndef RL_SLIDINGLOG_H
+#define RL_SLIDINGLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rl_common.h"
+
+/* The log stores one sorted-set entry per unit of cost, up to limit + 1 of them, so its limit (and cost)
+ * is capped well below RL_MAX_COUNT: 10^5 entries is a few MB for one key, and the most one call writes. */
+#define RL_SLOG_MAX_LIMIT 100000LL
+
+/* What to write back. keep + add <= limit + 1, add <= cost (0 for COST 0), keep <= in_window. */
+typedef struct rl_slog_plan {
+    int64_t add;  /* entries to add at now_us: min(cost, limit + 1), less only when more than
+                     limit + 1 - cost of the entries read lie in the future (clock went back) */
+    int64_t keep; /* how many of the entries read (newest first) to keep; every older entry and
+                     every entry with score <= now_us - W is removed */
+} rl_slog_plan;
+
+/* How many entries the module must read: limit + 1 (saturating). */
+int64_t rl_slog_read_max(const rl_request *req);
+
+/* Decide req. newest_first[0..in_window) are the scores read in step 2: sorted newest first, all with
+ * score > now_us - W, at most rl_slog_read_max(req) of them (trailing entries with score <= now_us - W
+ * are tolerated and ignored). O(in_window) time, no allocation. Fills *plan and *reply (allowed, limit,
+ * remaining, retry_after_ms, reset_after_ms, wait_ms = 0, reset_after_us). */
+void rl_slog_decide(const rl_request *req, const int64_t *newest_first, size_t in_window, rl_slog_plan *plan,
+                    rl_reply *reply);
+
+#endif

@@ -1,0 +1,205 @@
+/* window.c -- window counters: fixed window and sliding-window counter, in exact integer arithmetic.
+ *
+ * Time is cut into windows of W ms aligned to the Unix epoch: window k covers [k*W, (k+1)*W). Decisions
+ * are made at whole milliseconds, t = floor(now_us / 1000); the times in the reply are measured from
+ * now_us to a whole-ms instant, so rounding them up to ms in rl_reply_times is exact.
+ *
+ * Fixed window (FIXED). The current window's count c: a request of n is admitted iff c + n <= limit.
+ *
+ * Sliding-window counter (SLIDING, the default). With p the previous window's count, c the current one's
+ * and e the ms elapsed in the current window, the requests of the last W ms are estimated as
+ *     p * (W - e) / W + c
+ * (the previous window's requests taken as spread evenly over it). A request of n is admitted iff the
+ * estimate with it stays within the limit. Multiplied by W this is the exact integer test
+ *     p * (W - e) + (c + n) * W <= limit * W.
+ * As time passes the estimate only falls: p's weight decays each ms, then at the next window p becomes
+ * c and c becomes 0, and one window later both are 0. So the first instant a denied request would pass is
+ * found by solving the test in the current window, then in the next, else at the start of the one after.
+ *
+ * Denied requests are not counted. The state (see window.h) is shared by both modes; both keep prev
+ * up to date as windows roll over, FIXED just does not look at it.
+ *
+ * Edge cases:
+ *   - The window size changed since the state was written (the stored start may not be a multiple of the
+ *     new W): the stored window is mapped onto the new grid at j = floor(start / W), the window holding
+ *     its start. Its count counts as window j's and its previous count as window j-1's. No count is lost
+ *     at the change, but with only two counts kept some may land one window off from where their
+ *     requests fell on the new grid: the estimate is approximate for two windows after a resize.
+ *   - The clock runs backwards, to before the stored window: it must never grant more. The decision is
+ *     made as if at the start of the stored window (e = 0, where the previous count weighs most). The
+ *     clock never moves the state back, so nothing admitted is forgotten; reply times are still measured
+ *     from the real now.
+ *
+ * Bounds: limit, counts and n <= 10^12, W <= 10^12 ms, times < 2^46 ms (7.1*10^13). Products such as
+ * limit * W reach 10^24: they are taken in 128 bits. Every instant computed is at most two windows after
+ * a time < 2^46 ms, so it fits in 64 bits even in µs. */
+#include "window.h"
+
+#define WINDOW_START_MASK ((1ULL << RL_WINDOW_START_BITS) - 1)
+#define WINDOW_COUNT_MASK ((1ULL << RL_WINDOW_COUNT_BITS) - 1)
+#define WINDOW_PREV_LOW_MASK ((1ULL << RL_WINDOW_PREV_LOW_BITS) - 1)
+#define WINDOW_TOP_BIT (1ULL << 63)
+
+/* --- the cell ------------------------------------------------------------------------------------- */
+
+rl_window_state rl_window_unpack(const rl_cell *cell) {
+    rl_window_state s;
+    s.start_ms = (int64_t)(cell->w[0] & WINDOW_START_MASK);
+    s.curr = (int64_t)(cell->w[1] & WINDOW_COUNT_MASK);
+    uint64_t prev_low = (cell->w[0] >> RL_WINDOW_START_BITS) & WINDOW_PREV_LOW_MASK;
+    uint64_t prev_high = (cell->w[1] & ~WINDOW_TOP_BIT) >> RL_WINDOW_COUNT_BITS;
+    s.prev = (int64_t)(prev_low | (prev_high << RL_WINDOW_PREV_LOW_BITS));
+    return s;
+}
+
+rl_cell rl_window_pack(rl_window_state s) {
+    uint64_t prev = (uint64_t)s.prev;
+    rl_cell cell;
+    cell.w[0] = (uint64_t)s.start_ms | ((prev & WINDOW_PREV_LOW_MASK) << RL_WINDOW_START_BITS);
+    cell.w[1] = (uint64_t)s.curr | ((prev >> RL_WINDOW_PREV_LOW_BITS) << RL_WINDOW_COUNT_BITS);
+    return cell;
+}
+
+static int window_cell_valid(const rl_cell *cell) {
+    if ((cell->w[0] | cell->w[1]) & WINDOW_TOP_BIT) return 0;
+    rl_window_state s = rl_window_unpack(cell);
+    return s.curr <= RL_MAX_COUNT && s.prev <= RL_MAX_COUNT;
+}
+
+/* --- the view at decision time ---------------------------------------------------------------------- */
+
+/* The window a decision is made in, and the counts that weigh on it. */
+typedef struct window_view {
+    int64_t start_ms;    /* start of the decision's window, a multiple of W */
+    int64_t elapsed_ms;  /* ms elapsed in it: 0 <= elapsed_ms < W */
+    int64_t curr, prev;  /* counts of that window and of the one before */
+} window_view;
+
+/* The decision's time in whole ms, kept where a window start fits in the cell. */
+static int64_t window_now_ms(int64_t now_us) {
+    int64_t t_ms = now_us > 0 ? now_us / 1000 : 0;
+    return t_ms < RL_MAX_TIME_MS ? t_ms : RL_MAX_TIME_MS - 1;
+}
+
+/* Roll the stored state forward to the window holding t_ms (see the edge cases above). */
+static window_view window_view_at(const rl_window_state *stored, int exists, int64_t window_ms,
+                                  int64_t t_ms) {
+    window_view v = {t_ms - t_ms % window_ms, t_ms % window_ms, 0, 0};
+    if (!exists) return v;
+    int64_t stored_start = stored->start_ms - stored->start_ms % window_ms; /* onto the current grid */
+    if (stored_start > v.start_ms) { /* clock behind the state: decide at the stored window's start */
+        v.start_ms = stored_start;
+        v.elapsed_ms = 0;
+    }
+    if (v.start_ms == stored_start) {
+        v.curr = stored->curr;
+        v.prev = stored->prev;
+    } else if (v.start_ms == stored_start + window_ms) {
+        v.prev = stored->curr;
+    }
+    return v;
+}
+
+/* Microseconds from now_us to the instant `at_ms`. */
+static rl_i128 window_us_until(int64_t at_ms, int64_t now_us) {
+    return (rl_i128)at_ms * 1000 - now_us;
+}
+
+/* --- fixed window ----------------------------------------------------------------------------------- */
+
+static void fixed_decide(const rl_request *req, window_view *v, rl_reply *reply) {
+    int64_t limit = req->params[0], window_ms = req->params[1], cost = req->cost;
+    int64_t window_end_ms = v->start_ms + window_ms;
+
+    reply->allowed = v->curr + cost <= limit;
+    if (reply->allowed) v->curr += cost;
+    reply->remaining = v->curr < limit ? limit - v->curr : 0;
+
+    /* The count only falls, to 0, when the window ends. */
+    rl_i128 retry_us = cost <= limit ? window_us_until(window_end_ms, req->now_us) : -1;
+    rl_i128 idle_us = v->curr > 0 ? window_us_until(window_end_ms, req->now_us) : 0;
+    rl_reply_times(reply, retry_us, idle_us);
+}
+
+/* --- sliding-window counter ------------------------------------------------------------------------- */
+
+/* The weighted estimate of the last W ms, times W, with `extra` more requests in the current window. */
+static rl_i128 sliding_weight(const window_view *v, int64_t window_ms, int64_t extra) {
+    return (rl_i128)v->prev * (window_ms - v->elapsed_ms) + ((rl_i128)v->curr + extra) * window_ms;
+}
+
+/* The first elapsed ms e >= from at which prev * (W - e) <= room, i.e. e >= W - room / prev; W when not
+ * within the window (room < 0: not even once prev has stopped weighing). */
+static int64_t sliding_first_fit(int64_t prev, rl_i128 room, int64_t from, int64_t window_ms) {
+    if (room < 0) return window_ms;
+    rl_i128 e = prev > 0 ? window_ms - room / prev : 0;
+    if (e < from) e = from;
+    return e < window_ms ? (int64_t)e : window_ms;
+}
+
+/* The first ms at which `cost` (<= limit) would be admitted, the state left as it is. */
+static int64_t sliding_retry_ms(const window_view *v, int64_t limit, int64_t window_ms, int64_t cost) {
+    /* Later in the current window: prev * (W - e) + (curr + cost) * W <= limit * W. */
+    rl_i128 room = ((rl_i128)limit - v->curr - cost) * window_ms;
+    int64_t e = sliding_first_fit(v->prev, room, v->elapsed_ms + 1, window_ms);
+    if (e < window_ms) return v->start_ms + e;
+    /* In the next window, where curr has become prev and nothing is counted yet; at worst at its end,
+     * when both are 0 (cost <= limit fits then). */
+    room = ((rl_i128)limit - cost) * window_ms;
+    return v->start_ms + window_ms + sliding_first_fit(v->curr, room, 0, window_ms);
+}
+
+static void sliding_decide(const rl_request *req, window_view *v, rl_reply *reply) {
+    int64_t limit = req->params[0], window_ms = req->params[1], cost = req->cost;
+    rl_i128 budget = (rl_i128)limit * window_ms;
+
+    reply->allowed = cost <= limit && sliding_weight(v, window_ms, cost) <= budget;
+    if (reply->allowed) v->curr += cost;
+    /* The largest m with prev * (W - e) + (curr + m) * W <= limit * W. */
+    rl_i128 fits = rl_floor_div(budget - sliding_weight(v, window_ms, 0), window_ms);
+    reply->remaining = fits > 0 ? rl_sat64(fits) : 0;
+
+    rl_i128 retry_us = -1;
+    if (!reply->allowed && cost <= limit)
+        retry_us = window_us_until(sliding_retry_ms(v, limit, window_ms, cost), req->now_us);
+    /* The estimate is 0 once the windows of both counts have passed. */
+    rl_i128 idle_us = 0;
+    if (v->curr > 0)
+        idle_us = window_us_until(v->start_ms + 2 * window_ms, req->now_us);
+    else if (v->prev > 0)
+        idle_us = window_us_until(v->start_ms + window_ms, req->now_us);
+    rl_reply_times(reply, retry_us, idle_us);
+}
+
+/* --- the algorithm ---------------------------------------------------------------------------------- */
+
+static const char *window_validate(const rl_request *req) {
+    /* Nothing the per-argument ranges leave open: at most two windows of 10^12 ms to idle, which is
+     * within range everywhere it is used. */
+    (void)req;
+    return 0;
+}
+
+static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
+    int64_t window_ms = req->params[1];
+    rl_window_state stored = {0, 0, 0};
+    if (exists) stored = rl_window_unpack(cell);
+    window_view v = window_view_at(&stored, exists, window_ms, window_now_ms(req->now_us));
+
+    reply->limit = req->params[0];
+    reply->wait_ms = 0;
+    if (req->flags & RL_F_FIXED)
+        fixed_decide(req, &v, reply);
+    else
+        sliding_decide(req, &v, reply);
+
+    rl_window_state next = {v.start_ms, v.curr, v.prev};
+    *cell = rl_window_pack(next);
+}
+
+const rl_algorithm rl_window_algorithm = {
+    .name = "WINDOW",
+    .validate = window_validate,
+    .decide = window_decide,
+    .cell_valid = window_cell_valid,
+};

@@ -1,0 +1,36 @@
+/* window.h -- window counters (RL.WINDOW): a fixed window (FIXED), or the sliding-window counter that
+ * weighs the previous window's count by how much of it still overlaps the last window_ms (SLIDING, the
+ * default).
+ *
+ * Request parameters: params[0] = limit, params[1] = window_ms; params[2] is unused.
+ *
+ * Cell layout, shared by both modes (a key may be used with either). Three numbers: the start of the
+ * current window in ms since the Unix epoch (a multiple of window_ms, < 2^46), the current window's count
+ * and the previous window's count (each <= RL_MAX_COUNT < 2^40). 46 + 40 + 40 = 126 bits, split so that
+ * each word stays below 2^63 (bit 63 of both words is always 0):
+ *   w[0]  bits  0..45  start_ms
+ *         bits 46..62  prev, its low 17 bits
+ *   w[1]  bits  0..39  curr
+ *         bits 40..62  prev, its high 23 bits */
+#ifndef RL_WINDOW_H
+#define RL_WINDOW_H
+
+#include "rl_common.h"
+
+extern const rl_algorithm rl_window_algorithm;
+
+#define RL_WINDOW_START_BITS 46
+#define RL_WINDOW_COUNT_BITS 40
+#define RL_WINDOW_PREV_LOW_BITS (63 - RL_WINDOW_START_BITS)  /* 17 */
+
+/* The three numbers, and how they pack; exposed for tests and for RL.SETSTATE documentation. */
+typedef struct rl_window_state {
+    int64_t start_ms;
+    int64_t curr;
+    int64_t prev;
+} rl_window_state;
+
+rl_window_state rl_window_unpack(const rl_cell *cell);
+rl_cell rl_window_pack(rl_window_state s);
+
+#endif

@@ -1,0 +1,136 @@
+/* slidinglog.c -- RL.SLIDINGLOG's storage: a plain Redis sorted set, scores = attempt times in Unix µs.
+ *
+ * The key stays an ordinary sorted set (ZRANGE key 0 -1 WITHSCORES shows the log; DEL clears it), so the
+ * decision (algorithms/slidinglog.c) reads the newest limit + 1 scores in the window and the writes are
+ * ordinary sorted-set commands. They are issued through RedisModule_Call with the "!" flag, which
+ * replicates and AOF-logs exactly those commands (wrapped in MULTI/EXEC with nothing in between): the
+ * exact rank range removed, the exact members added with their scores, the absolute expiry. A replica's
+ * set is then member-for-member the primary's, whatever its clock.
+ *
+ * Members are "<t_us>-<seq>": two attempts in the same µs get distinct members (seq continues after the
+ * highest seq already at that score), so none is lost. Scores are doubles: exact to the µs up to 2^53 µs
+ * (the year 2255). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algorithms/slidinglog.h"
+#include "clock.h"
+#include "rl_module.h"
+
+/* The scores read, newest first. Small logs fit on the stack; larger ones grow on the heap. */
+typedef struct slog_read {
+    int64_t local[64];
+    int64_t *scores;
+    size_t count, capacity;
+    int64_t next_seq; /* first free seq for members at score now */
+} slog_read;
+
+static void read_push(slog_read *r, int64_t score) {
+    if (r->count == r->capacity) {
+        size_t grown = r->capacity * 2;
+        int64_t *bigger = RedisModule_Alloc(grown * sizeof *bigger);
+        memcpy(bigger, r->scores, r->count * sizeof *bigger);
+        if (r->scores != r->local) RedisModule_Free(r->scores);
+        r->scores = bigger;
+        r->capacity = grown;
+    }
+    r->scores[r->count++] = score;
+}
+
+/* A score as whole µs, clamped into the module's time range (a user's ZADD may hold anything). */
+static int64_t score_us(double score) {
+    const double bound = (double)RL_MAX_TIME_US * 2;
+    if (!(score > -bound)) return (int64_t)-bound; /* also NaN */
+    if (score > bound) return (int64_t)bound;
+    return (int64_t)score;
+}
+
+/* If member is "<now_us>-<seq>", keep next_seq above seq. */
+static void note_member(slog_read *r, RedisModuleString *member, const char *now_prefix, size_t prefix_len) {
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(member, &len);
+    if (len <= prefix_len || len > prefix_len + 19 || memcmp(s, now_prefix, prefix_len) != 0) return;
+    int64_t seq = 0;
+    for (size_t i = prefix_len; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return;
+        seq = seq * 10 + (s[i] - '0');
+    }
+    if (seq >= r->next_seq) r->next_seq = seq + 1;
+}
+
+/* Read the newest `max` entries with score > now - W, newest first. */
+static void read_window(RedisModuleCtx *ctx, RedisModuleKey *key, const rl_request *req, slog_read *r) {
+    int64_t now = req->now_us, max = rl_slog_read_max(req);
+    char now_prefix[32];
+    size_t prefix_len = (size_t)snprintf(now_prefix, sizeof now_prefix, "%lld-", (long long)now);
+    double lowest = (double)(now - req->params[1] * 1000);
+    if (RedisModule_ZsetLastInScoreRange(key, lowest, REDISMODULE_POSITIVE_INFINITE, 1, 0) != REDISMODULE_OK) return;
+    while (!RedisModule_ZsetRangeEndReached(key) && (int64_t)r->count < max) {
+        double score;
+        RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(key, &score);
+        int64_t us = score_us(score);
+        if (us == now) note_member(r, member, now_prefix, prefix_len);
+        RedisModule_FreeString(ctx, member);
+        read_push(r, us);
+        if (!RedisModule_ZsetRangePrev(key)) break;
+    }
+    RedisModule_ZsetRangeStop(key);
+}
+
+static void call_checked(RedisModuleCtx *ctx, RedisModuleCallReply *reply, const char *what) {
+    if (!reply || RedisModule_CallReplyType(reply) == REDISMODULE_REPLY_ERROR)
+        RedisModule_Log(ctx, "warning", "ratelimit: RL.SLIDINGLOG %s failed", what);
+    if (reply) RedisModule_FreeCallReply(reply);
+}
+
+/* Keep the newest plan->keep entries, add plan->add at now, set the expiry. Everything not kept is the
+ * lowest card - keep ranks: the entries read past `keep`, those never read, those out of the window. */
+static void write_plan(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req, long long card,
+                       const rl_slog_plan *plan, const rl_reply *reply, int64_t first_seq) {
+    long long drop = card - plan->keep;
+    if (drop > 0)
+        call_checked(ctx, RedisModule_Call(ctx, "ZREMRANGEBYRANK", "!sll", keyname, 0LL, drop - 1), "trim");
+    if (plan->add > 0) {
+        size_t nargs = 2 * (size_t)plan->add;
+        RedisModuleString **args = RedisModule_Alloc(nargs * sizeof *args);
+        RedisModuleString *score = RedisModule_CreateStringFromLongLong(ctx, req->now_us);
+        for (int64_t i = 0; i < plan->add; i++) {
+            args[2 * i] = score;
+            args[2 * i + 1] = RedisModule_CreateStringPrintf(ctx, "%lld-%lld", (long long)req->now_us,
+                                                             (long long)(first_seq + i));
+        }
+        call_checked(ctx, RedisModule_Call(ctx, "ZADD", "!sv", keyname, args, nargs), "add");
+        for (int64_t i = 0; i < plan->add; i++) RedisModule_FreeString(ctx, args[2 * i + 1]);
+        RedisModule_FreeString(ctx, score);
+        RedisModule_Free(args);
+    }
+    if (reply->reset_after_ms > 0) {
+        long long at = rl_clock_expire_at_ms(req->now_us, reply->reset_after_us);
+        call_checked(ctx, RedisModule_Call(ctx, "PEXPIREAT", "!sl", keyname, at), "expire");
+    }
+}
+
+const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
+                            const void *target, rl_reply *reply) {
+    (void)target;
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
+    int type = RedisModule_KeyType(key);
+    if (type != REDISMODULE_KEYTYPE_EMPTY && type != REDISMODULE_KEYTYPE_ZSET) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_ERRORMSG_WRONGTYPE;
+    }
+    slog_read r = {.capacity = 64, .next_seq = 0};
+    r.scores = r.local;
+    long long card = 0;
+    if (type == REDISMODULE_KEYTYPE_ZSET) {
+        read_window(ctx, key, req, &r);
+        card = (long long)RedisModule_ValueLength(key);
+    }
+    RedisModule_CloseKey(key);
+
+    rl_slog_plan plan;
+    rl_slog_decide(req, r.scores, r.count, &plan, reply);
+    if (!(req->flags & RL_F_DRYRUN)) write_plan(ctx, keyname, req, card, &plan, reply, r.next_seq);
+    if (r.scores != r.local) RedisModule_Free(r.scores);
+    return NULL;
+}
