@@ -4,7 +4,8 @@
  * a command differs from another only by its row in rl_commands, i.e. its syntax (numbers and options)
  * and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and RL.WINDOW,
  * a sorted set for RL.SLIDINGLOG). The path: parse, read the clock, execute (check the parameters'
- * combination, decide, store the effect and replicate it unless DRYRUN), reply. */
+ * combination, decide, store the effect and replicate it unless DRYRUN), reply, or for BLOCK hold the
+ * reply until wait_ms has passed. */
 #include <stdio.h>
 
 #include "../algorithms/slidinglog.h"
@@ -66,6 +67,8 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     rl_reply reply;
     const char *failed = def->execute(ctx, argv[1], &req, def->target, &reply);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
+    if ((req.flags & RL_F_BLOCK) && reply.allowed && reply.wait_ms > 0 && rl_can_block(ctx))
+        return rl_hold_reply(ctx, &reply);
     return rl_send_reply(ctx, &reply);
 }
 

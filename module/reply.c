@@ -16,3 +16,47 @@ int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply) {
     }
     return REDISMODULE_OK;
 }
+
+/* --- BLOCK: the reply held server-side for wait_ms ---------------------------------------------------
+ *
+ * The decision (and its replication) happened at admission; only the reply waits. The client is blocked
+ * as by BLPOP, and a module timer unblocks it after wait_ms with the reply as private data. If the client
+ * disconnects meanwhile, the timer still fires and UnblockClient lets Redis free everything through
+ * held_free: nothing leaks and the request costs nothing more. */
+
+typedef struct held_reply {
+    RedisModuleBlockedClient *client;
+    rl_reply reply;
+} held_reply;
+
+static int held_send(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv;
+    (void)argc;
+    held_reply *held = RedisModule_GetBlockedClientPrivateData(ctx);
+    return rl_send_reply(ctx, &held->reply);
+}
+
+static void held_free(RedisModuleCtx *ctx, void *privdata) {
+    (void)ctx;
+    RedisModule_Free(privdata);
+}
+
+static void held_release(RedisModuleCtx *ctx, void *data) {
+    (void)ctx;
+    held_reply *held = data;
+    RedisModule_UnblockClient(held->client, held);
+}
+
+int rl_can_block(RedisModuleCtx *ctx) {
+    int flags = RedisModule_GetContextFlags(ctx);
+    return !(flags & (REDISMODULE_CTX_FLAGS_MULTI | REDISMODULE_CTX_FLAGS_LUA | REDISMODULE_CTX_FLAGS_DENY_BLOCKING |
+                      REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
+}
+
+int rl_hold_reply(RedisModuleCtx *ctx, const rl_reply *reply) {
+    held_reply *held = RedisModule_Alloc(sizeof *held);
+    held->reply = *reply;
+    held->client = RedisModule_BlockClient(ctx, held_send, NULL, held_free, 0);
+    RedisModule_CreateTimer(ctx, reply->wait_ms, held_release, held);
+    return REDISMODULE_OK;
+}

@@ -37,6 +37,10 @@ const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, con
 
 /* reply.c */
 int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);
+/* 1 when this call may block its client (not in MULTI, a script, a replicated or loading stream). */
+int rl_can_block(RedisModuleCtx *ctx);
+/* Block the client and send reply after reply->wait_ms. */
+int rl_hold_reply(RedisModuleCtx *ctx, const rl_reply *reply);
 
 /* command.c */
 int rl_commands_register(RedisModuleCtx *ctx);
