@@ -24,6 +24,11 @@ INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 HARNESS_SRC := tests/server.c
 HARNESS_HDR := tests/server.h tests/check.h
 
+# Fragments under mk/ add their own targets, and extend TEST_DEPS (built before the run) and TEST_PROGRAMS
+# (run by scripts/run-tests.sh: each prints "name: N passed, N failed").
+TEST_DEPS :=
+TEST_PROGRAMS :=
+
 .PHONY: all deps run stop test unit integration clean
 
 all: $(MODULE)
@@ -63,8 +68,8 @@ unit: $(UNIT_BIN) $(UNIT_SAN_BIN)
 integration: $(MODULE) $(INTEG_BIN)
 
 test: deps
-	@$(MAKE) --no-print-directory unit integration
-	@scripts/run-tests.sh $(UNIT_BIN) $(UNIT_SAN_BIN) $(INTEG_BIN)
+	@$(MAKE) --no-print-directory unit integration $(TEST_DEPS)
+	@scripts/run-tests.sh $(UNIT_BIN) $(UNIT_SAN_BIN) $(INTEG_BIN) $(TEST_PROGRAMS)
 
 run: deps
 	@$(MAKE) --no-print-directory $(MODULE)
@@ -75,3 +80,5 @@ stop:
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(wildcard mk/*.mk)
