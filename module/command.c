@@ -67,7 +67,8 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     rl_reply reply;
     const char *failed = def->execute(ctx, argv[1], &req, def->target, &reply);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
-    if ((req.flags & RL_F_BLOCK) && reply.allowed && reply.wait_ms > 0 && rl_can_block(ctx))
+    if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && reply.allowed && reply.wait_ms > 0 &&
+        rl_can_block(ctx))
         return rl_hold_reply(ctx, &reply);
     return rl_send_reply(ctx, &reply);
 }
