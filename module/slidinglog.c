@@ -37,12 +37,15 @@ static void read_push(slog_read *r, int64_t score) {
     r->scores[r->count++] = score;
 }
 
-/* A score as whole µs, clamped into the module's time range (a user's ZADD may hold anything). */
+/* A score as whole µs, clamped into the module's time range (a user's ZADD may hold anything). Rounded
+ * up: decisions happen at whole µs, and an entry at s leaves the window at the first whole instant
+ * t >= s + W, which is ceil(s) + W; so rounding up decides exactly as the fractional score would. */
 static int64_t score_us(double score) {
     const double bound = (double)RL_MAX_TIME_US * 2;
     if (!(score > -bound)) return (int64_t)-bound; /* also NaN */
     if (score > bound) return (int64_t)bound;
-    return (int64_t)score;
+    int64_t whole = (int64_t)score;
+    return (double)whole < score ? whole + 1 : whole;
 }
 
 /* If member is "<now_us>-<seq>", keep next_seq above seq. */
@@ -77,6 +80,23 @@ static void read_window(RedisModuleCtx *ctx, RedisModuleKey *key, const rl_reque
     RedisModule_ZsetRangeStop(key);
 }
 
+/* The members to add: "<now>-<seq>" for seq from r->next_seq on, skipping any name the set already
+ * holds (at any score: a user's ZADD may have used one), so every attempt is its own entry. */
+static RedisModuleString **new_members(RedisModuleCtx *ctx, RedisModuleKey *key, int64_t now, int64_t seq,
+                                       int64_t count) {
+    RedisModuleString **members = RedisModule_Alloc((size_t)count * sizeof *members);
+    for (int64_t i = 0; i < count; seq++) {
+        RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%lld-%lld", (long long)now, (long long)seq);
+        double taken;
+        if (key && RedisModule_ZsetScore(key, m, &taken) == REDISMODULE_OK) {
+            RedisModule_FreeString(ctx, m);
+            continue;
+        }
+        members[i++] = m;
+    }
+    return members;
+}
+
 static void call_checked(RedisModuleCtx *ctx, RedisModuleCallReply *reply, const char *what) {
     if (!reply || RedisModule_CallReplyType(reply) == REDISMODULE_REPLY_ERROR)
         RedisModule_Log(ctx, "warning", "ratelimit: RL.SLIDINGLOG %s failed", what);
@@ -86,7 +106,7 @@ static void call_checked(RedisModuleCtx *ctx, RedisModuleCallReply *reply, const
 /* Keep the newest plan->keep entries, add plan->add at now, set the expiry. Everything not kept is the
  * lowest card - keep ranks: the entries read past `keep`, those never read, those out of the window. */
 static void write_plan(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req, long long card,
-                       const rl_slog_plan *plan, const rl_reply *reply, int64_t first_seq) {
+                       const rl_slog_plan *plan, const rl_reply *reply, RedisModuleString **members) {
     long long drop = card - plan->keep;
     if (drop > 0)
         call_checked(ctx, RedisModule_Call(ctx, "ZREMRANGEBYRANK", "!sll", keyname, 0LL, drop - 1), "trim");
@@ -96,11 +116,9 @@ static void write_plan(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl
         RedisModuleString *score = RedisModule_CreateStringFromLongLong(ctx, req->now_us);
         for (int64_t i = 0; i < plan->add; i++) {
             args[2 * i] = score;
-            args[2 * i + 1] = RedisModule_CreateStringPrintf(ctx, "%lld-%lld", (long long)req->now_us,
-                                                             (long long)(first_seq + i));
+            args[2 * i + 1] = members[i];
         }
         call_checked(ctx, RedisModule_Call(ctx, "ZADD", "!sv", keyname, args, nargs), "add");
-        for (int64_t i = 0; i < plan->add; i++) RedisModule_FreeString(ctx, args[2 * i + 1]);
         RedisModule_FreeString(ctx, score);
         RedisModule_Free(args);
     }
@@ -126,11 +144,17 @@ const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, con
         read_window(ctx, key, req, &r);
         card = (long long)RedisModule_ValueLength(key);
     }
-    RedisModule_CloseKey(key);
-
     rl_slog_plan plan;
     rl_slog_decide(req, r.scores, r.count, &plan, reply);
-    if (!(req->flags & RL_F_DRYRUN)) write_plan(ctx, keyname, req, card, &plan, reply, r.next_seq);
     if (r.scores != r.local) RedisModule_Free(r.scores);
+    if (req->flags & RL_F_DRYRUN) {
+        RedisModule_CloseKey(key);
+        return NULL;
+    }
+    RedisModuleString **members = plan.add > 0 ? new_members(ctx, key, req->now_us, r.next_seq, plan.add) : NULL;
+    RedisModule_CloseKey(key);
+    write_plan(ctx, keyname, req, card, &plan, reply, members);
+    for (int64_t i = 0; i < plan.add; i++) RedisModule_FreeString(ctx, members[i]);
+    if (members) RedisModule_Free(members);
     return NULL;
 }
