@@ -5,7 +5,10 @@
 # policy-rc.d that forbids service starts, unless the machine already has one.
 set -euo pipefail
 
-packages=(gcc make tar xz-utils redis-server redis-tools libhiredis-dev clang valgrind)
+# clang + libclang-rt-dev: sanitizer builds and libFuzzer; docker-compose: validating docker-compose.yml;
+# gnuplot-nox: the benchmark plot.
+packages=(gcc make tar xz-utils redis-server redis-tools libhiredis-dev clang libclang-rt-dev valgrind
+          docker-compose gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
