@@ -46,12 +46,22 @@ static const char *module_path(void) {
     return path;
 }
 
+static const char *const *wrapper;
+
+void server_set_wrapper(const char *const *prefix) { wrapper = prefix; }
+
 static void spawn(server *s) {
     char port[16], log[300];
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(log, sizeof log, "%s/redis.log", s->dir);
-    const char *argv[SERVER_MAX_ARGS + 32];
+    const char *argv[SERVER_MAX_ARGS + 64];
     int n = 0;
+    char vglog[300];
+    for (int i = 0; wrapper && wrapper[i] && i < 24; i++) argv[n++] = wrapper[i];
+    if (wrapper && strstr(wrapper[0], "valgrind")) {
+        snprintf(vglog, sizeof vglog, "--log-file=%s/vg.%%p.log", s->dir);
+        argv[n++] = vglog;
+    }
     const char *server_bin = getenv("RL_REDIS_SERVER");
     argv[n++] = server_bin ? server_bin : "redis-server";
     const char *fixed[] = {"--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--logfile", log,
@@ -79,7 +89,7 @@ static void spawn(server *s) {
 }
 
 static int wait_up(server *s) {
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < (wrapper ? 6000 : 500); i++) {
         int status;
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
             s->pid = 0;
@@ -151,7 +161,7 @@ void server_shutdown(server *s) {
     redisReply *r = redisCommand(c, "SHUTDOWN NOSAVE");
     if (r) freeReplyObject(r);
     redisFree(c);
-    if (!reap(s, 5000)) server_kill9(s);
+    if (!reap(s, wrapper ? 60000 : 5000)) server_kill9(s);
 }
 
 void server_stop(server *s) {

@@ -21,6 +21,11 @@ typedef struct server {
     char *args[SERVER_MAX_ARGS];
 } server;
 
+/* Run every server started from now on under this command (e.g. valgrind and its options; NULL-terminated,
+ * NULL to stop). Servers then get a longer time to come up, and under valgrind "--log-file=<dir>/vg.%p.log"
+ * is added, so each server's report lands in its own directory (read it before server_stop removes it). */
+void server_set_wrapper(const char *const *prefix);
+
 /* Start a server; extra is a NULL-terminated list of redis-server arguments (e.g. "--appendonly",
  * "yes"). Aborts the test program if the server does not come up. */
 server *server_start(const char *const *extra);

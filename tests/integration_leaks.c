@@ -1,0 +1,170 @@
+/* integration_leaks.c -- the module in a redis-server under valgrind: after a workload that takes every
+ * path of every command (errors, DRYRUN, BLOCK with clients that disconnect while held, sorted-set logs,
+ * RDB reload, COPY, RESTORE of good and corrupt payloads, RL.SETSTATE), memcheck reports no leak and no
+ * memory error whose stack passes through the module.
+ *
+ * Debian's Redis allocates with jemalloc; valgrind tracks it through --soname-synonyms, so the module's
+ * RedisModule_Alloc blocks are seen too. At SHUTDOWN NOSAVE Redis exits without freeing its keyspace:
+ * live limiters are "still reachable", which is not a leak. A block nothing points to any more is
+ * "definitely lost": that is what this test looks for. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "server.h"
+
+#define T0 1700000000000LL
+
+static const char *const valgrind[] = {"valgrind", "--soname-synonyms=somalloc=libjemalloc.so*", "--leak-check=full",
+                                       "--show-leak-kinds=definite,indirect", "--num-callers=30", NULL};
+
+static void run(redisContext *c, const char *line) { freeReplyObject(cmdline(c, line)); }
+
+static void workload(server *s, redisContext *c) {
+    run(c, "RL.CLOCK SET 1700000000000");
+    static const char *const lines[] = {
+        "RL.TOKEN t1 10 1 1000", "RL.TOKEN t1 10 1 1000 COST 20", "RL.TOKEN t2 5 2 1000 INTERVAL COST 3",
+        "RL.TOKEN t2 5 2 1000 COST 1", "RL.TOKEN t3 5 1 1000 DRYRUN", "RL.LEAKY l1 3 1 1000",
+        "RL.LEAKY l1 3 1 1000 NODELAY", "RL.LEAKY l1 3 1 1000 COST 9", "RL.WINDOW w1 5 1000",
+        "RL.WINDOW w1 5 1000 FIXED COST 2", "RL.WINDOW w1 5 1000 SLIDING DRYRUN", "RL.SLIDINGLOG s1 3 1000",
+        "RL.SLIDINGLOG s1 3 1000 COST 9", "RL.SLIDINGLOG s1 3 1000 MINGAP 10", "RL.SLIDINGLOG s2 100 1000 COST 150",
+        "ZADD s3 1700000000000000 1700000000000000-0", "RL.SLIDINGLOG s3 3 1000 COST 2",
+        /* errors: every parser exit and WRONGTYPE */
+        "RL.TOKEN t1", "RL.TOKEN t1 x 1 1", "RL.TOKEN t1 1 1 1 COST", "RL.TOKEN t1 1 1 1 COST 1 COST 1",
+        "RL.TOKEN t1 1 1 1 BOGUS", "RL.WINDOW w1 1 1 FIXED SLIDING", "RL.TOKEN t1 1000000000000 1 1000000000000",
+        "SET str x", "RL.TOKEN str 1 1 1", "RL.SLIDINGLOG str 1 1", "RL.LEAKY t1 1 1 1",
+        "RL.SETSTATE t9 TOKEN 1 2", "RL.SETSTATE t9 TOKEN 1 2 PXAT 9999999999999", "RL.SETSTATE t9 NOPE 1 2",
+        "RL.SETSTATE t9 TOKEN 1 99999999999999999", "RL.SETSTATE str TOKEN 1 2",
+        "COPY t1 t1copy", "DEBUG RELOAD", "RL.CLOCK ADVANCE 500", "RL.TOKEN t1 10 1 1000",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
+    for (int i = 0; i < 300; i++) {
+        freeReplyObject(cmdline(c, "RL.SLIDINGLOG many:%d 5 1000 COST %d", i % 7, i % 8));
+        freeReplyObject(cmdline(c, "RL.WINDOW many:w%d 3 100", i % 5));
+        if (i % 50 == 0) run(c, "RL.CLOCK ADVANCE 400");
+    }
+
+    /* RESTORE: a good payload, then a truncated one. */
+    size_t len;
+    char *dump = dump_key(c, "t1", &len);
+    CHECK(dump != NULL);
+    if (dump) {
+        freeReplyObject(cmd(c, "RESTORE t1restored 0 %b", dump, len));
+        redisReply *bad = cmd(c, "RESTORE t1bad 0 %b", dump, len - 3);
+        CHECK(bad->type == REDIS_REPLY_ERROR);
+        freeReplyObject(bad);
+        free(dump);
+    }
+
+    /* BLOCK on the real clock: held replies delivered, and clients that disconnect while held. */
+    run(c, "RL.CLOCK REAL");
+    CHECK_EQ(rl(c, "RL.LEAKY held 2 1 100 BLOCK").wait_ms, 0);
+    CHECK(rl(c, "RL.LEAKY held 2 1 100 BLOCK").wait_ms > 0);
+    for (int i = 0; i < 20; i++) {
+        redisContext *gone = server_connect(s);
+        redisAppendCommand(gone, "RL.LEAKY gone%d 3 1 300 BLOCK COST 2", i);
+        redisAppendCommand(gone, "RL.LEAKY gone%d 3 1 300 BLOCK", i); /* 2 units ahead: held 600 ms */
+        int done = 0;
+        while (!done) redisBufferWrite(gone, &done);
+        redisReply *first;
+        redisGetReply(gone, (void **)&first); /* the first is answered; the second is held */
+        freeReplyObject(first);
+        redisFree(gone);
+    }
+    freeReplyObject(cmd(c, "MULTI"));
+    freeReplyObject(cmd(c, "RL.LEAKY inmulti 3 1 1000 BLOCK"));
+    freeReplyObject(cmd(c, "RL.LEAKY inmulti 3 1 1000 BLOCK"));
+    freeReplyObject(cmd(c, "EXEC"));
+    /* The held replies' timers fire after 600 ms (their clients are gone by then): wait well past them so
+     * every one has run and released its reply before the shutdown. */
+    sleep_ms(1500);
+    redisReply *info = cmd(c, "INFO clients");
+    CHECK(strstr(info->str, "blocked_clients:0") != NULL);
+    freeReplyObject(info);
+    CHECK(cmd_status_is(c, "OK", "FLUSHALL"));
+}
+
+/* A stack passes through the module when a frame is in ratelimit.so or in one of its source files. */
+static int in_module(const char *record) {
+    static const char *const marks[] = {"ratelimit.so", "(reply.c:", "(command.c:", "(type.c:", "(slidinglog.c:",
+                                        "(parse.c:", "(clock.c:", "(ratelimit.c:", "(token.c:", "(leaky.c:",
+                                        "(window.c:", "(rl_common.c:"};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+        if (strstr(record, marks[i])) return 1;
+    return 0;
+}
+
+/* Split a valgrind log into records (separated by "==pid== " blank lines) and report those that are a
+ * leak or a memory error with the module in their stack. */
+static int module_findings(const char *path, long *definitely_lost) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    static char record[1 << 16];
+    char line[1024];
+    size_t used = 0;
+    int findings = 0;
+    for (;;) {
+        char *got = fgets(line, sizeof line, f);
+        char *body = got ? strstr(line, "== ") : NULL;
+        int blank = got && body && (body[3] == '\n' || body[3] == '\0');
+        if (!got || blank) {
+            record[used] = '\0';
+            int is_problem = strstr(record, "are definitely lost") || strstr(record, "are indirectly lost") ||
+                             strstr(record, "Invalid ") || strstr(record, "uninitialised") ||
+                             strstr(record, "Mismatched free");
+            if (is_problem && in_module(record)) {
+                findings++;
+                fprintf(stderr, "valgrind finding in the module:\n%s\n", record);
+            }
+            used = 0;
+            if (!got) break;
+            continue;
+        }
+        const char *lost = strstr(line, "definitely lost: ");
+        if (lost) { /* "1,344 bytes": digits with thousands separators */
+            long bytes = 0;
+            for (const char *p = lost + 17; (*p >= '0' && *p <= '9') || *p == ','; p++)
+                if (*p != ',') bytes = bytes * 10 + (*p - '0');
+            *definitely_lost += bytes;
+        }
+        size_t l = strlen(line);
+        if (used + l < sizeof record - 1) {
+            memcpy(record + used, line, l);
+            used += l;
+        }
+    }
+    fclose(f);
+    return findings;
+}
+
+int main(void) {
+    server_set_wrapper(valgrind);
+    server *s = server_start(NULL);
+    redisContext *c = server_connect(s);
+    workload(s, c);
+    redisFree(c);
+    server_shutdown(s);
+    server_set_wrapper(NULL);
+
+    DIR *d = opendir(s->dir);
+    int logs = 0, findings = 0;
+    long lost = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "vg.", 3) != 0) continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+        int n = module_findings(path, &lost);
+        CHECK(n >= 0);
+        findings += n > 0 ? n : 0;
+        logs++;
+    }
+    if (d) closedir(d);
+    CHECK(logs >= 1);
+    CHECK_EQ(findings, 0);
+    printf("valgrind: %d log(s), %ld bytes definitely lost in the whole process, %d finding(s) in the module\n",
+           logs, lost, findings);
+    if (getenv("RL_KEEP_LOGS")) fprintf(stderr, "logs kept in %s\n", s->dir); else server_stop(s);
+    return check_summary("integration_leaks");
+}
