@@ -32,20 +32,18 @@
  * as the full log would, and one call writes at most L + 1 entries whatever its cost (a cost above L
  * writes L + 1 copies of t, which is all the full log's n copies could ever show).
  *
- * Clock moving backwards. Time is whatever now_us says; the log is never rewritten for a clock step. An
- * entry newer than now still counts in the window (score > now - W), and as the newest it makes
- * t - newest negative, below any G: a step back blocks MINGAP until the clock passes that entry by G.
- * For a fixed log, an earlier now sees a superset of the window and a larger remaining gap, so an attempt
- * blocked at t is blocked at every earlier time: a step back never admits anything a forward clock would
- * not. (Entries a later reading already removed as out of the window stay removed: the sorted set has
- * forgotten them.) When the entries read already hold L + 1 in the future, the new entries at t would not
- * be among the newest L + 1, so fewer (or none) are added: plan.add < min(n, L + 1) only then.
+ * Clock moving backwards. The log keeps its own clock: the newest entry's time. A call whose clock is
+ * behind it is decided, and logged, at that newest time t = max(now, newest): as if the clock had held
+ * still. Logging at the earlier now would let the new entries leave the window sooner than the ones
+ * already there and admit more later than a held clock would. Reply times are measured from now, so a
+ * client behind the log's clock is told to wait the extra difference.
  *
  * Retry. After the attempt's own entries are logged, with e_0 >= e_1 >= ... the log newest first, the same
  * attempt at T >= t passes the count rule iff fewer than L - n + 1 entries remain, i.e. T >= e_{L-n} + W
  * (no condition if the log holds at most L - n entries), and passes MINGAP iff T >= e_0 + min(G, W). Both
  * conditions only relax as T grows, so the first admitted time is the larger of the two and the reply
- * rounds it up to whole ms. A blocked attempt is still blocked at t after logging itself, so retry >= 1 ms.
+ * rounds it up to whole ms. A blocked attempt is still blocked at t after logging itself, so retry >= 1 ms. Everything below
+ * uses t for the decision and now only to turn instants into durations.
  *
  * Bounds: scores and now are within +-7.1*10^16 µs (the module's clock), W and G <= 10^15 µs, L, n <=
  * 10^12: every sum below fits in 64 bits; they are taken in 128 anyway, since scores come from the store. */
@@ -57,19 +55,15 @@ int64_t rl_slog_read_max(const rl_request *req) {
     return limit == INT64_MAX ? INT64_MAX : limit + 1;
 }
 
-/* The log after the call, newest first, without building it: the first `future` entries read (those
- * newer than now), then `add` entries at now, then the rest of the entries kept. */
+/* The log after the call, newest first, without building it: `add` entries at the decision time, then
+ * the entries kept. */
 typedef struct slog_after {
     const int64_t *read;
-    int64_t future, add, size;
-    int64_t now;
+    int64_t add, size;
+    int64_t at;
 } slog_after;
 
-static int64_t slog_entry(const slog_after *a, int64_t k) {
-    if (k < a->future) return a->read[k];
-    if (k < a->future + a->add) return a->now;
-    return a->read[k - a->add];
-}
+static int64_t slog_entry(const slog_after *a, int64_t k) { return k < a->add ? a->at : a->read[k - a->add]; }
 
 void rl_slog_decide(const rl_request *req, const int64_t *newest_first, size_t in_window, rl_slog_plan *plan,
                     rl_reply *reply) {
@@ -79,48 +73,49 @@ void rl_slog_decide(const rl_request *req, const int64_t *newest_first, size_t i
     int64_t cost = req->cost;
     int64_t now = req->now_us;
     int64_t cap = rl_slog_read_max(req); /* limit + 1 */
-    rl_i128 oldest_out = (rl_i128)now - window_us; /* scores <= this have left the window */
 
-    /* c: the entries read that are in the window (a newest-first prefix); f: those newer than now. */
+    /* The log's own clock never runs back: decide (and log) at the newest entry's time if the clock is
+     * behind it. Reply times are still measured from now. */
+    int64_t t = in_window > 0 && newest_first[0] > now ? newest_first[0] : now;
+    rl_i128 oldest_out = (rl_i128)t - window_us; /* scores <= this have left the window */
+
+    /* c: the entries read that are in the window (a newest-first prefix). */
     int64_t c = 0;
     while ((size_t)c < in_window && (rl_i128)newest_first[c] > oldest_out) c++;
-    int64_t f = 0;
-    while (f < c && newest_first[f] > now) f++;
 
     int over = cost > limit;
     int allowed = !over && (rl_i128)c + cost <= limit;
-    if (allowed && gap_us > 0 && c > 0 && (rl_i128)now - newest_first[0] < gap_us) allowed = 0;
+    if (allowed && gap_us > 0 && c > 0 && (rl_i128)t - newest_first[0] < gap_us) allowed = 0;
 
-    /* Keep the newest limit + 1 of (entries read) + (cost entries at now): the future ones first, then
-     * the new ones, then the older ones read. */
-    int64_t keep_future = f < cap ? f : cap;
-    int64_t add = cost < cap - keep_future ? cost : cap - keep_future;
-    int64_t keep = c < cap - add ? c : cap - add; /* >= keep_future, as add <= cap - keep_future */
+    /* Keep the newest limit + 1 of (cost entries at t) + (entries read): the new ones are the newest. */
+    int64_t add = cost < cap ? cost : cap;
+    int64_t keep = c < cap - add ? c : cap - add;
     plan->add = add;
     plan->keep = keep;
+    plan->at_us = t;
 
-    slog_after after = {newest_first, keep_future, add, keep + add, now};
+    slog_after after = {newest_first, add, keep + add, t};
 
     reply->allowed = allowed;
     reply->limit = limit;
     reply->wait_ms = 0;
     reply->remaining = after.size < limit ? limit - after.size : 0;
 
-    /* Every entry kept is in the window at now, so the log empties when the newest leaves it. */
+    /* Every entry kept is in the window at t, so the log empties when the newest leaves it. */
     rl_i128 idle_us = 0;
     if (after.size > 0) idle_us = (rl_i128)slog_entry(&after, 0) + window_us - now;
 
     rl_i128 retry_us = -1;
     if (!allowed && !over) {
-        rl_i128 at = now;
+        rl_i128 at = t;
         int64_t k = limit - cost; /* 0 <= k <= limit < cap: the (L-n+1)-th newest must leave */
         if (k < after.size) {
-            rl_i128 t = (rl_i128)slog_entry(&after, k) + window_us;
-            if (t > at) at = t;
+            rl_i128 leave = (rl_i128)slog_entry(&after, k) + window_us;
+            if (leave > at) at = leave;
         }
         if (gap_us > 0 && after.size > 0) {
-            rl_i128 t = (rl_i128)slog_entry(&after, 0) + (gap_us < window_us ? gap_us : window_us);
-            if (t > at) at = t;
+            rl_i128 gap_over = (rl_i128)slog_entry(&after, 0) + (gap_us < window_us ? gap_us : window_us);
+            if (gap_over > at) at = gap_over;
         }
         retry_us = at - now;
     }

@@ -9,11 +9,11 @@
  *   1. read = rl_slog_read_max(req) (= limit + 1);
  *   2. read the newest `read` scores with score > now_us - W (W = window_ms * 1000), newest first
  *      (ZREVRANGEBYSCORE key +inf (now_us-W LIMIT 0 read). Entries in the future (clock went back)
- *      are included: they are in the window;
+ *      are included: the newest sets the decision time;
  *   3. rl_slog_decide(req, scores, count, &plan, &reply);
  *   4. unless DRYRUN: remove every entry with score <= now_us - W and every entry older than the first
  *      plan.keep of the scores read (that is, keep exactly the newest plan.keep entries), then add
- *      plan.add entries with score now_us (distinct members). If the log is then empty
+ *      plan.add entries with score plan.at_us (distinct members). If the log is then empty
  *      (reply.reset_after_ms == 0) delete the key, else expire it after reply.reset_after_us.
  * The stored log then holds plan.keep + plan.add <= limit + 1 entries; see slidinglog.c for why the
  * newest limit + 1 are all that can ever matter. */
@@ -31,8 +31,9 @@
 
 /* What to write back. keep + add <= limit + 1, add <= cost (0 for COST 0), keep <= in_window. */
 typedef struct rl_slog_plan {
-    int64_t add;  /* entries to add at now_us: min(cost, limit + 1), less only when more than
-                     limit + 1 - cost of the entries read lie in the future (clock went back) */
+    int64_t at_us; /* when the new entries are logged: now_us, or the newest entry's time if the clock is
+                      behind it (the log's clock never runs back) */
+    int64_t add;  /* entries to add at at_us: min(cost, limit + 1) */
     int64_t keep; /* how many of the entries read (newest first) to keep; every older entry and
                      every entry with score <= now_us - W is removed */
 } rl_slog_plan;

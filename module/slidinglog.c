@@ -22,7 +22,7 @@ typedef struct slog_read {
     int64_t local[64];
     int64_t *scores;
     size_t count, capacity;
-    int64_t next_seq; /* first free seq for members at score now */
+    int64_t next_seq; /* first free seq for members at the decision time (see read_window) */
 } slog_read;
 
 static void read_push(slog_read *r, int64_t score) {
@@ -48,11 +48,14 @@ static int64_t score_us(double score) {
     return (double)whole < score ? whole + 1 : whole;
 }
 
-/* If member is "<now_us>-<seq>", keep next_seq above seq. */
-static void note_member(slog_read *r, RedisModuleString *member, const char *now_prefix, size_t prefix_len) {
+/* Sequence numbers the module writes stay far below this; a longer one is someone else's member. */
+#define SEQ_MAX_DIGITS 15
+
+/* If member is "<at_us>-<seq>", keep next_seq above seq. */
+static void note_member(slog_read *r, RedisModuleString *member, const char *at_prefix, size_t prefix_len) {
     size_t len;
     const char *s = RedisModule_StringPtrLen(member, &len);
-    if (len <= prefix_len || len > prefix_len + 19 || memcmp(s, now_prefix, prefix_len) != 0) return;
+    if (len <= prefix_len || len > prefix_len + SEQ_MAX_DIGITS || memcmp(s, at_prefix, prefix_len) != 0) return;
     int64_t seq = 0;
     for (size_t i = prefix_len; i < len; i++) {
         if (s[i] < '0' || s[i] > '9') return;
@@ -61,18 +64,25 @@ static void note_member(slog_read *r, RedisModuleString *member, const char *now
     if (seq >= r->next_seq) r->next_seq = seq + 1;
 }
 
-/* Read the newest `max` entries with score > now - W, newest first. */
+/* Read the newest `max` entries with score > now - W, newest first. The decision time is now, or the
+ * newest entry's time if the clock is behind it (algorithms/slidinglog.c); new members will be named
+ * after it, so note the sequence numbers already used at that time. */
 static void read_window(RedisModuleCtx *ctx, RedisModuleKey *key, const rl_request *req, slog_read *r) {
     int64_t now = req->now_us, max = rl_slog_read_max(req);
-    char now_prefix[32];
-    size_t prefix_len = (size_t)snprintf(now_prefix, sizeof now_prefix, "%lld-", (long long)now);
+    char at_prefix[32];
+    size_t prefix_len = 0;
+    int64_t at = now;
     double lowest = (double)(now - req->params[1] * 1000);
     if (RedisModule_ZsetLastInScoreRange(key, lowest, REDISMODULE_POSITIVE_INFINITE, 1, 0) != REDISMODULE_OK) return;
     while (!RedisModule_ZsetRangeEndReached(key) && (int64_t)r->count < max) {
         double score;
         RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(key, &score);
         int64_t us = score_us(score);
-        if (us == now) note_member(r, member, now_prefix, prefix_len);
+        if (r->count == 0) {
+            at = us > now ? us : now;
+            prefix_len = (size_t)snprintf(at_prefix, sizeof at_prefix, "%lld-", (long long)at);
+        }
+        if (us == at) note_member(r, member, at_prefix, prefix_len);
         RedisModule_FreeString(ctx, member);
         read_push(r, us);
         if (!RedisModule_ZsetRangePrev(key)) break;
@@ -80,13 +90,13 @@ static void read_window(RedisModuleCtx *ctx, RedisModuleKey *key, const rl_reque
     RedisModule_ZsetRangeStop(key);
 }
 
-/* The members to add: "<now>-<seq>" for seq from r->next_seq on, skipping any name the set already
+/* The members to add: "<at>-<seq>" for seq from r->next_seq on, skipping any name the set already
  * holds (at any score: a user's ZADD may have used one), so every attempt is its own entry. */
-static RedisModuleString **new_members(RedisModuleCtx *ctx, RedisModuleKey *key, int64_t now, int64_t seq,
+static RedisModuleString **new_members(RedisModuleCtx *ctx, RedisModuleKey *key, int64_t at, int64_t seq,
                                        int64_t count) {
     RedisModuleString **members = RedisModule_Alloc((size_t)count * sizeof *members);
     for (int64_t i = 0; i < count; seq++) {
-        RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%lld-%lld", (long long)now, (long long)seq);
+        RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%lld-%lld", (long long)at, (long long)seq);
         double taken;
         if (key && RedisModule_ZsetScore(key, m, &taken) == REDISMODULE_OK) {
             RedisModule_FreeString(ctx, m);
@@ -103,7 +113,7 @@ static void call_checked(RedisModuleCtx *ctx, RedisModuleCallReply *reply, const
     if (reply) RedisModule_FreeCallReply(reply);
 }
 
-/* Keep the newest plan->keep entries, add plan->add at now, set the expiry. Everything not kept is the
+/* Keep the newest plan->keep entries, add plan->add at plan->at_us, set the expiry. Everything not kept is the
  * lowest card - keep ranks: the entries read past `keep`, those never read, those out of the window. */
 static void write_plan(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req, long long card,
                        const rl_slog_plan *plan, const rl_reply *reply, RedisModuleString **members) {
@@ -113,7 +123,7 @@ static void write_plan(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl
     if (plan->add > 0) {
         size_t nargs = 2 * (size_t)plan->add;
         RedisModuleString **args = RedisModule_Alloc(nargs * sizeof *args);
-        RedisModuleString *score = RedisModule_CreateStringFromLongLong(ctx, req->now_us);
+        RedisModuleString *score = RedisModule_CreateStringFromLongLong(ctx, plan->at_us);
         for (int64_t i = 0; i < plan->add; i++) {
             args[2 * i] = score;
             args[2 * i + 1] = members[i];
@@ -151,7 +161,7 @@ const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, con
         RedisModule_CloseKey(key);
         return NULL;
     }
-    RedisModuleString **members = plan.add > 0 ? new_members(ctx, key, req->now_us, r.next_seq, plan.add) : NULL;
+    RedisModuleString **members = plan.add > 0 ? new_members(ctx, key, plan.at_us, r.next_seq, plan.add) : NULL;
     RedisModule_CloseKey(key);
     write_plan(ctx, keyname, req, card, &plan, reply, members);
     for (int64_t i = 0; i < plan.add; i++) RedisModule_FreeString(ctx, members[i]);

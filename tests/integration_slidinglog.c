@@ -150,9 +150,9 @@ static void test_count_table(void) {
         {3200, "3 1000", 0, 0, 1000, 1000, "3200/0 3200/1 3200/2 3200/3"},
         /* At the cap: the lowest-ranked entry goes, the new member gets a fresh seq. */
         {3200, "3 1000", 0, 0, 1000, 1000, "3200/1 3200/2 3200/3 3200/4"},
-        /* Clock back by 200 ms: the four entries are in the future, still in the window; nothing is
-         * added (they are the newest limit + 1); retry when the 3rd newest (3200) leaves: 4200. */
-        {3000, "3 1000", 0, 0, 1200, 1200, "3200/1 3200/2 3200/3 3200/4"},
+        /* Clock back by 200 ms: the log's clock does not run back, so the attempt is decided and logged
+         * at 3200 (the newest entry), blocked; retry when the 3rd newest (3200) leaves: 4200. */
+        {3000, "3 1000", 0, 0, 1200, 1200, "3200/2 3200/3 3200/4 3200/5"},
     };
     run_steps("sl:table", T0, 3, steps, sizeof steps / sizeof steps[0]);
 }

@@ -78,10 +78,14 @@ static void spawn(server *s) {
     if (s->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) {
-            dup2(devnull, 1);
-            dup2(devnull, 2);
+        /* The server logs to its logfile; what else it prints (a sanitizer's report, a crash) is kept
+         * beside it. */
+        char out[300];
+        snprintf(out, sizeof out, "%s/stdio.log", s->dir);
+        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
         }
         execvp(argv[0], (char *const *)argv);
         _exit(127);
@@ -98,11 +102,17 @@ static int wait_up(server *s) {
         struct timeval tv = {0, 200000};
         redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
         if (c && !c->err) {
-            redisReply *r = redisCommand(c, "PING");
-            int ok = r && r->type == REDIS_REPLY_STATUS;
+            /* Up (PING answers -LOADING while the data set loads), and ours: another test may have taken
+             * a port we freed (a restart reuses its port). */
+            redisReply *ping = redisCommand(c, "PING");
+            int up = ping && ping->type == REDIS_REPLY_STATUS;
+            if (ping) freeReplyObject(ping);
+            redisReply *r = up ? redisCommand(c, "INFO server") : NULL;
+            const char *pid = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "\r\nprocess_id:") : NULL;
+            int ours = pid && atol(pid + 13) == (long)s->pid;
             if (r) freeReplyObject(r);
             redisFree(c);
-            if (ok) return 1;
+            if (ours) return 1;
         } else if (c) {
             redisFree(c);
         }

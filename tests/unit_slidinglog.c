@@ -55,7 +55,7 @@ static size_t tlog_readable(const tlog *lg, const rl_request *req) {
 static rl_reply tlog_peek(const tlog *lg, const rl_request *req, rl_slog_plan *plan) {
     rl_reply reply;
     memset(&reply, 0x5a, sizeof reply);
-    rl_slog_plan p = {-7, -7};
+    rl_slog_plan p = {-7, -7, -7};
     rl_slog_decide(req, lg->s, tlog_readable(lg, req), plan ? plan : &p, &reply);
     return reply;
 }
@@ -75,12 +75,17 @@ static rl_reply tlog_call(tlog *lg, const rl_request *req) {
                 (long long)plan.add, (long long)plan.keep, given, (long long)req->cost, (long long)limit);
         return reply;
     }
-    /* Keep the newest plan.keep entries, then insert plan.add entries at now at their place. */
-    size_t keep = (size_t)plan.keep, add = (size_t)plan.add, future = 0;
-    while (future < keep && lg->s[future] > req->now_us) future++;
+    if (plan.add > 0 && (plan.at_us < req->now_us || (plan.keep > 0 && plan.at_us < lg->s[0]))) {
+        plan_bad++;
+        fprintf(stderr, "bad plan: at %lld is before now %lld or the newest entry\n", (long long)plan.at_us,
+                (long long)req->now_us);
+        return reply;
+    }
+    /* Keep the newest plan.keep entries, then add plan.add entries at plan.at_us: the newest of all. */
+    size_t keep = (size_t)plan.keep, add = (size_t)plan.add;
     tlog_reserve(lg, keep + add);
-    if (keep > future) memmove(lg->s + future + add, lg->s + future, (keep - future) * sizeof *lg->s);
-    for (size_t i = 0; i < add; i++) lg->s[future + i] = req->now_us;
+    if (keep > 0) memmove(lg->s + add, lg->s, keep * sizeof *lg->s);
+    for (size_t i = 0; i < add; i++) lg->s[i] = plan.at_us;
     lg->n = keep + add;
     return reply;
 }
@@ -152,25 +157,27 @@ static void test_tables(void) {
     };
     run_table("mingap rows", 5, 1000, gap_rows, sizeof gap_rows / sizeof *gap_rows);
 
-    /* limit 2 in 100 ms, the clock going back. */
+    /* limit 2 in 100 ms, the clock going back: calls behind the newest entry (5.0) are decided and
+     * logged at 5.0, as if the clock had held still; durations are measured from the real now. */
     static const row back_rows[] = {
         {5 * S, 1, 0, 1, 1, -1, 100, 1},
-        {4900000, 1, 0, 1, 0, -1, 200, 2},        /* 5.0 is in the future: counts, and is the newest */
-        {4950000, 1, 0, 0, 0, 100, 150, 3},       /* {5.0 4.95 4.9}: 4.95 must leave, at 5.05 */
-        {4950000, 0, 10, 0, 0, 60, 150, 3},       /* peek: 4.9 leaves at 5.0, gap after 5.0 until 5.01 */
-        {5 * S, 2, 0, 0, 0, 100, 100, 3},         /* 4.9 left; {5.0 5.0 5.0} */
-        {4 * S, 1, 0, 0, 0, 1100, 1100, 3},       /* limit+1 future entries: nothing added */
+        {4900000, 1, 0, 1, 0, -1, 200, 2},        /* decided at 5.0: {5.0 5.0}; reset 5.1 - 4.9 */
+        {4950000, 1, 0, 0, 0, 150, 150, 3},       /* {5.0 x3}: the 2nd newest leaves at 5.1 */
+        {4950000, 0, 10, 0, 0, 150, 150, 3},      /* peek: the 3rd newest leaves at 5.1 (gap: 5.01) */
+        {5 * S, 2, 0, 0, 0, 100, 100, 3},         /* {5.0 5.0 5.0} */
+        {4 * S, 1, 0, 0, 0, 1100, 1100, 3},       /* decided at 5.0, blocked until 5.1 */
         {4 * S, 0, 0, 0, 0, 1100, 1100, 3},
-        {5100000, 1, 0, 1, 1, -1, 100, 1},
+        {5100000, 1, 0, 1, 1, -1, 100, 1},        /* 5.0 entries left the window at 5.1 */
     };
     run_table("clock-back rows", 2, 100, back_rows, sizeof back_rows / sizeof *back_rows);
 
-    /* An entry in the future blocks MINGAP until the clock has passed it by MINGAP. */
+    /* A call behind the newest entry is decided at its time: MINGAP then blocks until the clock has
+     * passed that entry by MINGAP. */
     static const row future_gap_rows[] = {
         {5 * S, 1, 0, 1, 9, -1, 100, 1},
-        {4 * S, 1, 1, 0, 8, 1001, 1100, 2},
-        {5000999, 0, 1, 0, 9, 1, 100, 1},         /* 4.0 has left the window */
-        {5001000, 1, 1, 1, 8, -1, 100, 2},
+        {4 * S, 1, 1, 0, 8, 1001, 1100, 2},       /* decided and logged at 5.0 */
+        {5000999, 0, 1, 0, 8, 1, 100, 2},         /* 999 µs after 5.0: the gap is not over */
+        {5001000, 1, 1, 1, 7, -1, 100, 3},
     };
     run_table("future mingap rows", 10, 100, future_gap_rows, sizeof future_gap_rows / sizeof *future_gap_rows);
 }
@@ -207,9 +214,23 @@ static int ref_admits(const ref *r, int64_t t, int64_t cost, int64_t limit, int6
     return 1;
 }
 
+/* The newest entry the reference holds (INT64_MIN when empty). */
+static int64_t ref_newest(const ref *r) {
+    int64_t newest = INT64_MIN;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->s[i] > newest) newest = r->s[i];
+    return newest;
+}
+
+/* The log's clock never runs back: a call at now is decided at max(now, newest entry). */
+static int64_t ref_time(const ref *r, int64_t now) {
+    int64_t newest = ref_newest(r);
+    return newest > now ? newest : now;
+}
+
 static rl_reply ref_call(ref *r, const rl_request *req, int forget) {
     int64_t limit = req->params[0], w_us = req->params[1] * 1000, g_us = req->mingap_ms * 1000;
-    int64_t t = req->now_us, cost = req->cost;
+    int64_t now = req->now_us, t = ref_time(r, now), cost = req->cost;
     if (forget) {
         size_t j = 0;
         for (size_t i = 0; i < r->n; i++)
@@ -228,7 +249,7 @@ static rl_reply ref_call(ref *r, const rl_request *req, int forget) {
             if (r->s[i] > newest) newest = r->s[i];
         }
     out.remaining = limit - c > 0 ? limit - c : 0;
-    int64_t idle = c > 0 ? newest + w_us - t : 0;
+    int64_t idle = c > 0 ? newest + w_us - now : 0;
     out.reset_after_us = idle;
     out.reset_after_ms = (idle + 999) / 1000;
     out.retry_after_ms = -1;
@@ -238,10 +259,10 @@ static rl_reply ref_call(ref *r, const rl_request *req, int forget) {
         int64_t last = INT64_MIN;
         for (size_t i = 0; i < r->n; i++)
             if (r->s[i] > last) last = r->s[i];
-        int64_t horizon_ms = (last + w_us - t) / 1000 + 1;
+        int64_t horizon_ms = (last + w_us - now) / 1000 + 1;
         out.retry_after_ms = -2; /* not found within the horizon: a failure */
         for (int64_t k = 0; k <= horizon_ms; k++)
-            if (ref_admits(r, t + k * 1000, cost, limit, w_us, g_us)) {
+            if (ref_admits(r, ref_time(r, now + k * 1000), cost, limit, w_us, g_us)) {
                 out.retry_after_ms = k;
                 break;
             }
