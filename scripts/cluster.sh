@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# A local Redis Cluster for trying the module: 3 primaries + 3 replicas on 127.0.0.1, ports base ..
+# base+5 (default 7000; the cluster bus uses port + 10000), each redis-server with build/ratelimit.so
+# loaded with the same module arguments as `make run` (scripts/run-server.sh).
+#
+#   scripts/cluster.sh start  [base_port]   start the 6 nodes, create the cluster, wait for cluster_state:ok
+#   scripts/cluster.sh stop   [base_port]   SHUTDOWN NOSAVE every node, remove the data
+#   scripts/cluster.sh status [base_port]   each node's role and state; exit 0 only if all 6 are up and ok
+#
+# Data (nodes.conf, logs, pid files) lives in build/cluster-<base_port>/ (RL_CLUSTER_DIR overrides);
+# nothing is persisted (no RDB, no AOF). The nodes run as daemons: they outlive this script until `stop`.
+# RL_CLUSTER_NODE_TIMEOUT sets cluster-node-timeout in ms (default 5000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+action=${1:-}
+base=${2:-7000}
+nodes=6
+timeout_ms=${RL_CLUSTER_NODE_TIMEOUT:-5000}
+
+usage() {
+    echo "usage: $0 start|stop|status [base_port]" >&2
+    exit 2
+}
+[[ "$base" =~ ^[0-9]+$ ]] && [ "$base" -ge 1 ] && [ "$base" -le 55530 ] || usage
+dir=${RL_CLUSTER_DIR:-build/cluster-$base}
+[[ "$dir" == /* ]] || dir=$(pwd)/$dir
+
+ports() { seq "$base" $((base + nodes - 1)); }
+cli() { local port=$1; shift; redis-cli -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
+alive() { [ "$(cli "$1" PING)" = "PONG" ]; }
+field() { cli "$1" CLUSTER INFO | tr -d '\r' | sed -n "s/^$2://p"; }
+
+# A process that exists and has not exited (an exited daemon may stay a zombie until init reaps it).
+running() {
+    local st
+    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    [[ "$st" != Z* ]]
+}
+
+# The pid of the node on port $1 if it is one this script started: it answers with our pid file setting
+# (found even when its directory is gone, e.g. after make clean), or it hangs but its pid file names a
+# redis-server on that port.
+node_pid() {
+    local p=$1 pid=""
+    if [ "$(cli "$p" CONFIG GET pidfile | sed -n 2p)" = "$dir/$p/redis.pid" ]; then
+        pid=$(cli "$p" INFO server | tr -d '\r' | sed -n 's/^process_id://p')
+    elif [ -f "$dir/$p/redis.pid" ]; then
+        pid=$(cat "$dir/$p/redis.pid")
+        ps -o args= -p "$pid" 2>/dev/null | grep -q "redis-server .*:$p" || pid=""
+    fi
+    [ -n "$pid" ] && running "$pid" && echo "$pid"
+}
+
+start() {
+    if [ ! -f build/ratelimit.so ]; then
+        echo "cluster: build/ratelimit.so is missing: run make first" >&2
+        exit 1
+    fi
+    command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
+        { echo "cluster: redis-server and redis-cli are needed (make deps)" >&2; exit 1; }
+    local p running=0
+    for p in $(ports); do
+        if alive "$p"; then
+            if node_pid "$p" >/dev/null; then
+                running=$((running + 1))
+            else
+                echo "cluster: something else already answers on 127.0.0.1:$p" >&2
+                exit 1
+            fi
+        fi
+    done
+    if [ "$running" -eq "$nodes" ] && [ "$(field "$base" cluster_state)" = ok ]; then
+        echo "cluster: already running on 127.0.0.1:$base-$((base + nodes - 1))"
+        connect_help
+        return 0
+    fi
+    [ "$running" -eq 0 ] || { echo "cluster: some nodes already run; '$0 stop $base' first" >&2; exit 1; }
+
+    rm -rf "$dir"
+    for p in $(ports); do
+        mkdir -p "$dir/$p"
+        redis-server --bind 127.0.0.1 --port "$p" --dir "$dir/$p" --save "" --appendonly no \
+            --daemonize yes --pidfile "$dir/$p/redis.pid" --logfile "$dir/$p/redis.log" \
+            --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout "$timeout_ms" \
+            --repl-diskless-sync-delay 0 \
+            --loadmodule "$(pwd)/build/ratelimit.so"
+    done
+    for p in $(ports); do
+        for _ in $(seq 100); do alive "$p" && break; sleep 0.05; done
+        alive "$p" || { echo "cluster: node $p did not start, see $dir/$p/redis.log" >&2; stop_nodes; exit 1; }
+    done
+
+    local addrs=()
+    for p in $(ports); do addrs+=("127.0.0.1:$p"); done
+    if ! redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1; then
+        cat "$dir/create.log" >&2
+        echo "cluster: redis-cli --cluster create failed" >&2
+        stop_nodes
+        exit 1
+    fi
+    # Every node must see the whole cluster (all slots covered, state ok), and every replica must have
+    # finished its first sync.
+    local ok=0
+    for _ in $(seq 300); do
+        ok=1
+        for p in $(ports); do
+            [ "$(field "$p" cluster_state)" = ok ] && [ "$(field "$p" cluster_known_nodes)" = "$nodes" ] || ok=0
+            if cli "$p" INFO replication | grep -q '^role:slave'; then
+                cli "$p" INFO replication | grep -q '^master_link_status:up' || ok=0
+            fi
+        done
+        [ "$ok" -eq 1 ] && break
+        sleep 0.1
+    done
+    if [ "$ok" -ne 1 ]; then
+        echo "cluster: cluster_state did not become ok within 30 s" >&2
+        stop_nodes
+        exit 1
+    fi
+    echo "cluster: 3 primaries + 3 replicas on 127.0.0.1:$base-$((base + nodes - 1)), cluster_state:ok (data in $dir)"
+    connect_help
+}
+
+connect_help() {
+    local make_stop="make cluster-stop"
+    [ "$base" = 7000 ] || make_stop="make cluster-stop CLUSTER_PORT=$base"
+    echo "cluster: connect with  redis-cli -c -p $base  (-c follows MOVED); stop with  $make_stop  or  $0 stop $base"
+}
+
+# SHUTDOWN NOSAVE each node we started, replicas first (a primary's SHUTDOWN waits for replicas that
+# lag, up to 10 s); kill -9 (by its pid) one that is still there 5 s later.
+stop_nodes() {
+    local p pid replicas=() primaries=()
+    for p in $(ports); do
+        if [ "$(cli "$p" ROLE | head -n 1)" = slave ]; then replicas+=("$p"); else primaries+=("$p"); fi
+    done
+    for p in "${replicas[@]}" "${primaries[@]}"; do
+        pid=$(node_pid "$p" || true)
+        [ -n "$pid" ] || continue
+        cli "$p" SHUTDOWN NOSAVE >/dev/null || true
+        for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
+        if running "$pid"; then
+            echo "cluster: node $p (pid $pid) ignored SHUTDOWN, killing it" >&2
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+    done
+}
+
+stop() {
+    stop_nodes
+    rm -rf "$dir"
+    echo "cluster: stopped 127.0.0.1:$base-$((base + nodes - 1))"
+}
+
+status() {
+    local p up=0 state
+    for p in $(ports); do
+        if alive "$p"; then
+            up=$((up + 1))
+            state=$(field "$p" cluster_state)
+            local role
+            role=$(cli "$p" ROLE | head -n 1)
+            printf '127.0.0.1:%s  %-7s cluster_state:%s  slots_assigned:%s\n' "$p" "$role" "$state" \
+                "$(field "$p" cluster_slots_assigned)"
+        else
+            printf '127.0.0.1:%s  down\n' "$p"
+        fi
+    done
+    [ "$up" -eq "$nodes" ] && [ "$(field "$base" cluster_state)" = ok ]
+}
+
+case "$action" in
+start) start ;;
+stop) stop ;;
+status) status ;;
+*) usage ;;
+esac
