@@ -107,6 +107,6 @@ int rl_commands_register(RedisModuleCtx *ctx) {
         if (register_command(ctx, rl_commands[i].syntax.name, rl_command_fns[i], "write deny-oom fast",
                              rl_commands[i].arity, update) != REDISMODULE_OK)
             return REDISMODULE_ERR;
-    return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -5,
+    return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -3,
                             REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE);
 }

@@ -642,8 +642,20 @@ static void test_setstate(void) {
     setstate_case(NULL, NULL, 0, arity);
     setstate_case("bi:tok", NULL, 0, arity);
     bin a1[] = {B("TOKEN"), B("0"), B("0"), B("PXAT"), B("1"), B("X"), B("Y")};
-    for (int n = 1; n <= 7; n++)
+    for (int n = 2; n <= 7; n++)
         if (n != 3 && n != 5) setstate_case("bi:tok", a1, n, arity);
+
+    /* The compact form the primary replicates: one 25-byte state (kind letter, w0, w1, expiry; LE). */
+    const char *blob_len = "ERR state must be 25 bytes (or use: RL.SETSTATE key kind w0 w1 [PXAT unix_ms])";
+    setstate_case("bi:tok", a1, 1, blob_len);
+    static const bin bad_blobs[] = {B(""), B("T"), B("T0000000000000000000000000000"), B("\r\n")};
+    for (size_t i = 0; i < sizeof bad_blobs / sizeof bad_blobs[0]; i++) setstate_case("bi:tok", &bad_blobs[i], 1, blob_len);
+    bin unknown_kind = {"X\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1\0\0\0\0\0\0\0", 25};
+    setstate_case("bi:tok", &unknown_kind, 1, "ERR state has an unknown kind");
+    bin no_expiry = {"T\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 25};
+    setstate_case("bi:tok", &no_expiry, 1, "ERR state has no valid expiry");
+    bin bad_cell = {"W\0\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\1\0\0\0\0\0\0\0", 25};
+    setstate_case("bi:win", &bad_cell, 1, "ERR w0 w1 is not a valid state of this kind");
 
     static const bin bad_kinds[] = {B("FOO"), B(""), B("TOKENS"), B("TOK"), B("SLIDINGLOG"), B("ZSET"),
                                     B("\0TOKEN"), B("TOKEN\0"), B("\xff"), B("TOKEN ")};
@@ -950,7 +962,24 @@ static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char
 static void predict_setstate(const argv_t *a, const char *keytype, prediction *p) {
     p->kind = P_ERR;
     long long v;
-    if (a->argc != 5 && a->argc != 7) {
+    if (a->argc == 3) {
+        /* The compact form: 25 bytes, a known kind letter, a positive expiry; then the module's call. */
+        const unsigned char *b = (const unsigned char *)a->v[2];
+        long long expiry = 0;
+        for (int i = 7; a->l[2] == 25 && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[17 + i]);
+        if (a->l[2] != 25) {
+            snprintf(p->error, sizeof p->error, "ERR state must be 25 bytes (or use: RL.SETSTATE key kind w0 w1 [PXAT unix_ms])");
+        } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W') {
+            snprintf(p->error, sizeof p->error, "ERR state has an unknown kind");
+        } else if (expiry < 1) {
+            snprintf(p->error, sizeof p->error, "ERR state has no valid expiry");
+        } else {
+            const char *want = b[0] == 'T' ? "rl-tokens" : b[0] == 'L' ? "rl-leakyb" : "rl-window";
+            p->kind = P_SETSTATE_VALID_OR_INVALID;
+            snprintf(p->error, sizeof p->error, "%s",
+                     strcmp(keytype, "none") == 0 || strcmp(keytype, want) == 0 ? "OK" : WRONGTYPE);
+        }
+    } else if (a->argc != 5 && a->argc != 7) {
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
     } else if (!eq_ci(a->v[2], a->l[2], "TOKEN") && !eq_ci(a->v[2], a->l[2], "LEAKY") &&
                !eq_ci(a->v[2], a->l[2], "WINDOW")) {
