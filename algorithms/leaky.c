@@ -32,19 +32,13 @@
 
 #define LEAKY_TIME_LIMIT (RL_MAX_TIME_US + RL_MAX_IDLE_MS * 1000LL)
 
-typedef struct leaky_params {
-    int64_t capacity, leak_tokens, period_us;
-} leaky_params;
+typedef rl_rate leaky_params; /* tokens = leak_tokens */
 
-static leaky_params leaky_params_of(const rl_request *req) {
-    leaky_params p = {req->params[0], req->params[1], req->params[2] * 1000};
-    return p;
-}
+static leaky_params leaky_params_of(const rl_request *req) { return rl_rate_of(req); }
 
 static const char *leaky_validate(const rl_request *req) {
     leaky_params p = leaky_params_of(req);
-    /* Drain from full to empty: C * P / R µs must stay within RL_MAX_IDLE_MS. */
-    if ((rl_i128)p.capacity * p.period_us > (rl_i128)RL_MAX_IDLE_MS * 1000 * p.leak_tokens)
+    if (rl_rate_too_slow(&p))
         return "ERR capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from "
                "full to empty would take longer than 31 years)";
     return 0;
@@ -52,25 +46,19 @@ static const char *leaky_validate(const rl_request *req) {
 
 /* Scaled level (units * P) in the bucket at now_us: what lies between now and the empty instant. */
 static rl_i128 leaky_scaled_level(const leaky_params *p, const rl_cell *cell, int64_t now_us) {
-    int64_t tat_us = (int64_t)cell->w[0];
-    uint64_t rem = cell->w[1];
-    if (rem >= (uint64_t)p->leak_tokens) rem = (uint64_t)p->leak_tokens - 1;
-    rl_i128 scaled = ((rl_i128)tat_us - now_us) * p->leak_tokens + (rl_i128)rem;
+    rl_i128 scaled = rl_instant_read(cell, UINT64_MAX, p->tokens) - (rl_i128)now_us * p->tokens;
     return scaled > 0 ? scaled : 0;
 }
 
 /* Store the empty instant that leaves `scaled` in the bucket at now_us. */
 static void leaky_store(const leaky_params *p, rl_cell *cell, int64_t now_us, rl_i128 scaled) {
-    rl_i128 empty_at = (rl_i128)now_us * p->leak_tokens + scaled;
-    rl_i128 tat_us = rl_floor_div(empty_at, p->leak_tokens);
-    cell->w[0] = (uint64_t)(int64_t)tat_us;
-    cell->w[1] = (uint64_t)(empty_at - tat_us * p->leak_tokens);
+    rl_instant_write(cell, (rl_i128)now_us * p->tokens + scaled, p->tokens);
 }
 
 /* Microseconds until a bucket holding `scaled` has drained down to `target` (0 if already there). The
  * level falls by R scaled units per µs. */
 static rl_i128 leaky_time_to_drain(const leaky_params *p, rl_i128 scaled, rl_i128 target) {
-    return scaled > target ? rl_ceil_div(scaled - target, p->leak_tokens) : 0;
+    return scaled > target ? rl_ceil_div(scaled - target, p->tokens) : 0;
 }
 
 static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
@@ -86,7 +74,7 @@ static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
      * the exact rational scaled / R µs, rounded up to whole ms in one step. */
     reply->wait_ms = 0;
     if (reply->allowed && !(req->flags & RL_F_NODELAY))
-        reply->wait_ms = rl_sat64(rl_ceil_div(scaled, (rl_i128)p.leak_tokens * 1000));
+        reply->wait_ms = rl_sat64(rl_ceil_div(scaled, (rl_i128)p.tokens * 1000));
     if (reply->allowed) scaled += need;
     reply->remaining = scaled < full ? rl_sat64((full - scaled) / p.period_us) : 0;
     leaky_store(&p, cell, now, scaled);

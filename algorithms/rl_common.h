@@ -110,6 +110,39 @@ static inline int64_t rl_sat64(rl_i128 v) {
     return (int64_t)v;
 }
 
+/* --- rates and exact instants (token and leaky buckets) -------------------------------------------- */
+
+/* A bucket's parameters: capacity, and a rate of `tokens` per `period_us` (params[0..2], the period
+ * given in ms). */
+typedef struct rl_rate {
+    int64_t capacity, tokens, period_us;
+} rl_rate;
+
+static inline rl_rate rl_rate_of(const rl_request *req) {
+    rl_rate r = {req->params[0], req->params[1], req->params[2] * 1000};
+    return r;
+}
+
+/* 1 when filling (or draining) the whole capacity takes longer than RL_MAX_IDLE_MS: C * P / R µs. */
+static inline int rl_rate_too_slow(const rl_rate *r) {
+    return (rl_i128)r->capacity * r->period_us > (rl_i128)RL_MAX_IDLE_MS * 1000 * r->tokens;
+}
+
+/* An instant kept exactly in units of 1/R µs (R = the rate's tokens), so that adding whole tokens (P
+ * each) never rounds: stored in a cell as whole µs (w[0]) and a remainder below R (w[1] & rem_mask).
+ * A remainder written under a larger R is clamped, which moves the instant by less than 1 µs. */
+static inline rl_i128 rl_instant_read(const rl_cell *cell, uint64_t rem_mask, int64_t per_us) {
+    uint64_t rem = cell->w[1] & rem_mask;
+    if (rem >= (uint64_t)per_us) rem = (uint64_t)per_us - 1;
+    return (rl_i128)(int64_t)cell->w[0] * per_us + (rl_i128)rem;
+}
+
+static inline void rl_instant_write(rl_cell *cell, rl_i128 instant, int64_t per_us) {
+    rl_i128 us = rl_floor_div(instant, per_us);
+    cell->w[0] = (uint64_t)(int64_t)us;
+    cell->w[1] = (uint64_t)(instant - us * per_us);
+}
+
 /* Fill the fields every algorithm computes the same way from "time until allowed" and "time until idle",
  * both in exact microseconds (retry_us < 0: allowed or never). */
 void rl_reply_times(rl_reply *reply, rl_i128 retry_us, rl_i128 idle_us);

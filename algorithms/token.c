@@ -28,19 +28,13 @@
 #define TOKEN_REM_MAX ((1ULL << 40) - 1) /* e_rem < R <= 10^12 < 2^40 */
 #define TOKEN_TIME_LIMIT (RL_MAX_TIME_US + RL_MAX_IDLE_MS * 1000LL)
 
-typedef struct token_params {
-    int64_t capacity, refill_tokens, period_us;
-} token_params;
+typedef rl_rate token_params; /* tokens = refill_tokens */
 
-static token_params token_params_of(const rl_request *req) {
-    token_params p = {req->params[0], req->params[1], req->params[2] * 1000};
-    return p;
-}
+static token_params token_params_of(const rl_request *req) { return rl_rate_of(req); }
 
 static const char *token_validate(const rl_request *req) {
     token_params p = token_params_of(req);
-    /* Refill from empty to full: C * P / R µs must stay within RL_MAX_IDLE_MS. */
-    if ((rl_i128)p.capacity * p.period_us > (rl_i128)RL_MAX_IDLE_MS * 1000 * p.refill_tokens)
+    if (rl_rate_too_slow(&p))
         return "ERR capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from "
                "empty to full would take longer than 31 years)";
     return 0;
@@ -51,18 +45,12 @@ static const char *token_validate(const rl_request *req) {
 /* Scaled tokens (tokens * P) present at now_us, uncapped below, capped at C*P above. */
 static rl_i128 continuous_scaled(const token_params *p, const rl_cell *cell, int64_t now_us) {
     rl_i128 full = (rl_i128)p->capacity * p->period_us;
-    int64_t e_us = (int64_t)cell->w[0];
-    uint64_t e_rem = cell->w[1] & TOKEN_REM_MAX;
-    if (e_rem >= (uint64_t)p->refill_tokens) e_rem = (uint64_t)p->refill_tokens - 1;
-    rl_i128 scaled = ((rl_i128)now_us - e_us) * p->refill_tokens - (rl_i128)e_rem;
+    rl_i128 scaled = (rl_i128)now_us * p->tokens - rl_instant_read(cell, TOKEN_REM_MAX, p->tokens);
     return scaled > full ? full : scaled;
 }
 
 static void continuous_store(const token_params *p, rl_cell *cell, int64_t now_us, rl_i128 scaled) {
-    rl_i128 empty = (rl_i128)now_us * p->refill_tokens - scaled;
-    rl_i128 e_us = rl_floor_div(empty, p->refill_tokens);
-    cell->w[0] = (uint64_t)(int64_t)e_us;
-    cell->w[1] = (uint64_t)(empty - e_us * p->refill_tokens);
+    rl_instant_write(cell, (rl_i128)now_us * p->tokens - scaled, p->tokens);
 }
 
 static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now_us, int64_t cost,
@@ -75,8 +63,8 @@ static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now
     continuous_store(p, cell, now_us, scaled);
 
     /* scaled grows by R per µs: it reaches x at now + ceil((x - scaled) / R). */
-    rl_i128 retry_us = cost <= p->capacity ? rl_ceil_div(need - scaled, p->refill_tokens) : -1;
-    rl_i128 idle_us = rl_ceil_div(full - scaled, p->refill_tokens);
+    rl_i128 retry_us = cost <= p->capacity ? rl_ceil_div(need - scaled, p->tokens) : -1;
+    rl_i128 idle_us = rl_ceil_div(full - scaled, p->tokens);
     rl_reply_times(reply, retry_us, idle_us);
 }
 
@@ -96,11 +84,11 @@ static interval_state interval_refill(const token_params *p, interval_state s, i
     if (now_us <= s.anchor_us) return s;  /* clock behind the anchor: nothing earned yet */
     int64_t periods = (now_us - s.anchor_us) / p->period_us;
     int64_t missing = p->capacity - s.tokens;
-    if (periods >= (missing + p->refill_tokens - 1) / p->refill_tokens) {
+    if (periods >= (missing + p->tokens - 1) / p->tokens) {
         s.tokens = p->capacity;
     } else {
         /* periods < missing / R + 1, so periods * R < C + R: no overflow. */
-        s.tokens += periods * p->refill_tokens;
+        s.tokens += periods * p->tokens;
         s.anchor_us += periods * p->period_us;
     }
     return s;
@@ -109,7 +97,7 @@ static interval_state interval_refill(const token_params *p, interval_state s, i
 /* Time from now until the bucket holds `want` tokens (want <= capacity). */
 static rl_i128 interval_time_to(const token_params *p, interval_state s, int64_t want, int64_t now_us) {
     if (s.tokens >= want) return 0;
-    rl_i128 chunks = rl_ceil_div(want - s.tokens, p->refill_tokens);
+    rl_i128 chunks = rl_ceil_div(want - s.tokens, p->tokens);
     return (rl_i128)s.anchor_us + chunks * p->period_us - now_us;
 }
 
