@@ -22,7 +22,7 @@ UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_SAN_BIN := $(patsubst tests/%.c,$(BUILD)/tests/san/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 HARNESS_SRC := tests/server.c
-HARNESS_HDR := tests/server.h tests/check.h
+HARNESS_HDR := tests/server.h tests/check.h tests/rng.h
 
 # Fragments under mk/ add their own targets, and extend TEST_DEPS (built before the run) and TEST_PROGRAMS
 # (run by scripts/run-tests.sh: each prints "name: N passed, N failed").
@@ -52,11 +52,11 @@ $(MODULE): $(MOD_SRC) $(MOD_HDR) $(ALG_SRC) $(ALG_HDR) $(REDIS_INCLUDE)/redismod
 # Unit tests: plain, and again under AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test links
 # every algorithm and the (Redis-free) parser.
 UNIT_DEPS := $(ALG_SRC) module/parse.c
-$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h tests/check.h
+$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h tests/check.h tests/rng.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(UNIT_DEPS)
 
-$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h tests/check.h
+$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h tests/check.h tests/rng.h
 	@mkdir -p $(dir $@)
 	clang $(CFLAGS_COMMON) $(SAN_FLAGS) -o $@ $< $(UNIT_DEPS)
 

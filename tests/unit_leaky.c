@@ -9,6 +9,8 @@
 #include <stdlib.h>
 
 #include "check.h"
+#define RNG_SEED 0x9e3779b97f4a7c15ULL
+#include "rng.h"
 #include "../algorithms/leaky.h"
 
 #define MS 1000LL
@@ -282,23 +284,6 @@ static void test_extremes(void) {
 }
 
 /* --- generic promises, on pseudo-random parameters ------------------------------------------------ */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rng(void) { /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* A number in [1, max], spread over all magnitudes. */
-static int64_t rng_magnitude(int64_t max) {
-    int64_t top = 1;
-    int digits = (int)(rng() % 13);
-    for (int i = 0; i < digits && top <= max / 10; i++) top *= 10;
-    return 1 + (int64_t)(rng() % (uint64_t)top) % max;
-}
 
 static limiter random_limiter(void) {
     for (;;) {

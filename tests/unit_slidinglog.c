@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "check.h"
+#define RNG_SEED 0x5eed5eedULL
+#include "rng.h"
 #include "../algorithms/slidinglog.h"
 
 /* --- the test's module: a newest-first log --------------------------------------------------------- */
@@ -272,19 +274,6 @@ static rl_reply ref_call(ref *r, const rl_request *req, int forget) {
 
 /* --- pseudo-random traces --------------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x5eed5eedULL;
-
-static uint64_t rng(void) { /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int64_t rnd(int64_t lo, int64_t hi) { /* uniform in [lo, hi] */
-    return lo + (int64_t)(rng() % (uint64_t)(hi - lo + 1));
-}
-
 static int same_reply(const rl_reply *a, const rl_reply *b) {
     return a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
            a->retry_after_ms == b->retry_after_ms && a->reset_after_ms == b->reset_after_ms &&
@@ -356,7 +345,7 @@ static void run_trace(int trace_no, int back, int steps, trace_stats *st) {
     int64_t limit = limits[rng() % (sizeof limits / sizeof *limits)];
     int64_t window_ms = windows[rng() % (sizeof windows / sizeof *windows)];
     int64_t w_us = window_ms * 1000;
-    int64_t t = 1700000000000000LL + rnd(0, 999999);
+    int64_t t = 1700000000000000LL + rng_range(0, 999999);
 
     tlog lg = {0}, scratch = {0};
     ref r = {0};
@@ -365,40 +354,40 @@ static void run_trace(int trace_no, int back, int steps, trace_stats *st) {
 
     for (int step = 0; step < steps; step++) {
         /* Bursty times: many at the same µs, some µs apart, some within the window, some gaps. */
-        int64_t u = rnd(0, 99);
+        int64_t u = rng_range(0, 99);
         if (u < 25) {
         } else if (u < 45) {
-            t += rnd(1, 50);
+            t += rng_range(1, 50);
         } else if (u < 75) {
-            t += rnd(0, w_us);
+            t += rng_range(0, w_us);
         } else if (u < 85) {
-            t += rnd(0, w_us / 3);
+            t += rng_range(0, w_us / 3);
         } else if (u < 93 || !back) {
-            t += rnd(w_us, 3 * w_us);
+            t += rng_range(w_us, 3 * w_us);
         } else {
-            t -= rnd(1, 2 * w_us);
+            t -= rng_range(1, 2 * w_us);
         }
         /* Costs: peeks, one, several, just above the limit, far above. */
         int64_t cost;
-        u = rnd(0, 99);
+        u = rng_range(0, 99);
         if (u < 15) cost = 0;
         else if (u < 55) cost = 1;
-        else if (u < 80) cost = rnd(1, limit);
-        else if (u < 92) cost = limit + rnd(1, 2);
-        else cost = rnd(limit + 3, 3 * limit + 5);
+        else if (u < 80) cost = rng_range(1, limit);
+        else if (u < 92) cost = limit + rng_range(1, 2);
+        else cost = rng_range(limit + 3, 3 * limit + 5);
         /* MINGAP: none, shorter than, equal to, longer than the window. */
         int64_t gap;
-        u = rnd(0, 99);
+        u = rng_range(0, 99);
         if (u < 35) gap = 0;
-        else if (u < 60) gap = rnd(1, window_ms);
+        else if (u < 60) gap = rng_range(1, window_ms);
         else if (u < 70) gap = window_ms;
-        else gap = rnd(window_ms + 1, 3 * window_ms);
+        else gap = rng_range(window_ms + 1, 3 * window_ms);
 
         rl_request req = make_req(limit, window_ms, cost, gap, t);
 
         if (back) { /* for this log, admitted earlier => admitted later */
             rl_request later = req;
-            later.now_us += rnd(0, 2 * w_us);
+            later.now_us += rng_range(0, 2 * w_us);
             if (tlog_peek(&lg, &req, NULL).allowed && !tlog_peek(&lg, &later, NULL).allowed) monotone_bad++;
         }
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "check.h"
+#define RNG_SEED 0x243f6a8885a308d3ULL
+#include "rng.h"
 #include "../algorithms/window.h"
 
 #define MS 1000LL
@@ -220,23 +222,6 @@ static void test_cells(void) {
 }
 
 /* --- generic promises, on pseudo-random parameters ------------------------------------------------ */
-
-static uint64_t rng_state = 0x243f6a8885a308d3ULL;
-
-static uint64_t rng(void) { /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* A number in [1, max], spread over all magnitudes. */
-static int64_t rng_magnitude(int64_t max) {
-    int64_t top = 1;
-    int digits = (int)(rng() % 13);
-    for (int i = 0; i < digits && top <= max / 10; i++) top *= 10;
-    return 1 + (int64_t)(rng() % (uint64_t)top) % max;
-}
 
 static uint32_t random_mode(void) {
     static const uint32_t modes[] = {0, RL_F_SLIDING, RL_F_FIXED};
