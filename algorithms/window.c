@@ -49,6 +49,7 @@ rl_window_state rl_window_unpack(const rl_cell *cell) {
     uint64_t prev_low = (cell->w[0] >> RL_WINDOW_START_BITS) & WINDOW_PREV_LOW_MASK;
     uint64_t prev_high = (cell->w[1] & ~WINDOW_TOP_BIT) >> RL_WINDOW_COUNT_BITS;
     s.prev = (int64_t)(prev_low | (prev_high << RL_WINDOW_PREV_LOW_BITS));
+    s.fixed = (cell->w[1] & WINDOW_TOP_BIT) != 0;
     return s;
 }
 
@@ -56,12 +57,13 @@ rl_cell rl_window_pack(rl_window_state s) {
     uint64_t prev = (uint64_t)s.prev;
     rl_cell cell;
     cell.w[0] = (uint64_t)s.start_ms | ((prev & WINDOW_PREV_LOW_MASK) << RL_WINDOW_START_BITS);
-    cell.w[1] = (uint64_t)s.curr | ((prev >> RL_WINDOW_PREV_LOW_BITS) << RL_WINDOW_COUNT_BITS);
+    cell.w[1] = (uint64_t)s.curr | ((prev >> RL_WINDOW_PREV_LOW_BITS) << RL_WINDOW_COUNT_BITS) |
+                (s.fixed ? WINDOW_TOP_BIT : 0);
     return cell;
 }
 
 static int window_cell_valid(const rl_cell *cell) {
-    if ((cell->w[0] | cell->w[1]) & WINDOW_TOP_BIT) return 0;
+    if (cell->w[0] & WINDOW_TOP_BIT) return 0;
     rl_window_state s = rl_window_unpack(cell);
     return s.curr <= RL_MAX_COUNT && s.prev <= RL_MAX_COUNT;
 }
@@ -94,7 +96,8 @@ static window_view window_view_at(const rl_window_state *stored, int exists, int
     if (v.start_ms == stored_start) {
         v.curr = stored->curr;
         v.prev = stored->prev;
-    } else if (v.start_ms == stored_start + window_ms) {
+    } else if (v.start_ms == stored_start + window_ms && !stored->fixed) {
+        /* (A FIXED write went idle when its window ended: from then on it is a new limiter.) */
         v.prev = stored->curr;
     }
     return v;
@@ -182,7 +185,7 @@ static const char *window_validate(const rl_request *req) {
 
 static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
     int64_t window_ms = req->params[1];
-    rl_window_state stored = {0, 0, 0};
+    rl_window_state stored = {0, 0, 0, 0};
     if (exists) stored = rl_window_unpack(cell);
     window_view v = window_view_at(&stored, exists, window_ms, window_now_ms(req->now_us));
 
@@ -193,7 +196,7 @@ static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_r
     else
         sliding_decide(req, &v, reply);
 
-    rl_window_state next = {v.start_ms, v.curr, v.prev};
+    rl_window_state next = {v.start_ms, v.curr, v.prev, (req->flags & RL_F_FIXED) != 0};
     *cell = rl_window_pack(next);
 }
 

@@ -11,7 +11,10 @@
  *   w[0]  bits  0..45  start_ms
  *         bits 46..62  prev, its low 17 bits
  *   w[1]  bits  0..39  curr
- *         bits 40..62  prev, its high 23 bits */
+ *         bits 40..62  prev, its high 23 bits
+ *         bit  63      written by a FIXED call (bit 63 of w[0] is always 0)
+ * The last bit keeps "idle means new" true across modes: a FIXED write is idle when its window ends, so
+ * a SLIDING read after that must not weigh its count as the previous window's. */
 #ifndef RL_WINDOW_H
 #define RL_WINDOW_H
 
@@ -28,6 +31,7 @@ typedef struct rl_window_state {
     int64_t start_ms;
     int64_t curr;
     int64_t prev;
+    int fixed; /* the state was written by a FIXED call */
 } rl_window_state;
 
 rl_window_state rl_window_unpack(const rl_cell *cell);

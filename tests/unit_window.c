@@ -130,18 +130,21 @@ static const row fixed_boundary[] = {
     {1500 * MS, 1, RL_F_SLIDING, 0, 0, 834, 1500}, /* 3 * (1000-334)/1000 + 1 <= 3 */
     {1500 * MS, 1, RL_F_FIXED, 0, 0, 500, 500},
     {2000 * MS, 2, RL_F_FIXED, 1, 1, -1, 1000},
-    {2000 * MS, 0, 0, 0, 0, 667, 2000}, /* sliding: 3 + 2 > 3 until 2/3 of the previous has passed */
+    /* SLIDING reads the FIXED write of [1000, 2000): idle since 2000 (its key would have expired), so its
+     * 3 do not weigh as the previous window's; only this window's 2 count. */
+    {2000 * MS, 0, 0, 1, 1, -1, 2000},
     {3000 * MS, 0, RL_F_FIXED, 1, 3, -1, 0},
 };
 
 /* The clock steps back into the previous window after the limit was reached: the decision is made at
- * the start of the stored window (nothing gained), and once the clock is back all is as before. */
+ * the start of the stored window (nothing gained). The FIXED calls there leave a FIXED write of
+ * [1000, 2000), idle (its key expired) when that window ends: at 2200 the limiter is new. */
 static const row clock_back[] = {
     {1500 * MS, 5, 0, 1, 0, -1, 1500},
     {900 * MS, 1, 0, 0, 0, 1300, 2100},
     {900 * MS, 0, RL_F_FIXED, 1, 0, -1, 1100},
     {900 * MS, 1, RL_F_FIXED, 0, 0, 1100, 1100},
-    {2200 * MS, 1, 0, 1, 0, -1, 1800},
+    {2200 * MS, 1, 0, 1, 4, -1, 1800},
 };
 
 /* The window grows from 1 s to 3 s, then shrinks back: the stored window is mapped onto the new grid
@@ -190,29 +193,45 @@ static void test_tables(void) {
 
 static void test_cells(void) {
     const rl_window_state states[] = {
-        {0, 0, 0},
-        {RL_MAX_TIME_MS - 1, RL_MAX_COUNT, RL_MAX_COUNT},
-        {BASE_MS, 1, (1LL << 17) - 1},
-        {BASE_MS, 0, 1LL << 17},
-        {12345, (1LL << 40) - 1, (1LL << 40) - 1},
+        {0, 0, 0, 0},
+        {RL_MAX_TIME_MS - 1, RL_MAX_COUNT, RL_MAX_COUNT, 1},
+        {BASE_MS, 1, (1LL << 17) - 1, 0},
+        {BASE_MS, 0, 1LL << 17, 1},
+        {12345, (1LL << 40) - 1, (1LL << 40) - 1, 0},
     };
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
         rl_cell cell = rl_window_pack(states[i]);
         rl_window_state back = rl_window_unpack(&cell);
         CHECK(back.start_ms == states[i].start_ms && back.curr == states[i].curr &&
-              back.prev == states[i].prev);
-        CHECK((cell.w[0] >> 63) == 0 && (cell.w[1] >> 63) == 0);
+              back.prev == states[i].prev && back.fixed == states[i].fixed);
+        CHECK((cell.w[0] >> 63) == 0 && (cell.w[1] >> 63) == (uint64_t)states[i].fixed);
         CHECK_EQ(rl_window_algorithm.cell_valid(&cell), states[i].curr <= RL_MAX_COUNT &&
                                                            states[i].prev <= RL_MAX_COUNT);
     }
     rl_cell top0 = {{1ULL << 63, 0}}, top1 = {{0, 1ULL << 63}};
     CHECK(!rl_window_algorithm.cell_valid(&top0));
-    CHECK(!rl_window_algorithm.cell_valid(&top1));
+    CHECK(rl_window_algorithm.cell_valid(&top1)); /* the FIXED mark */
+    CHECK(rl_window_unpack(&top1).fixed);
     CHECK_STR(rl_window_algorithm.name, "WINDOW");
 
     /* A new key has no counts, whatever the cell holds. */
     limiter fresh = limiter_new(10, 1000);
-    fresh.cell = rl_window_pack((rl_window_state){BASE_MS, 10, 10});
+    fresh.cell = rl_window_pack((rl_window_state){BASE_MS, 10, 10, 0});
+    CHECK_EQ(probe(&fresh, BASE_US, 0, 0).remaining, 10);
+    CHECK_EQ(probe(&fresh, BASE_US, 0, RL_F_FIXED).reset_after_ms, 0);
+
+    /* Idle is new in every mode: a FIXED write is idle when its window ends, so a SLIDING read in the
+     * next window finds a new limiter (it does not weigh the FIXED window's count). Before it ends, the
+     * count is the current window's for both modes. */
+    limiter mixed = limiter_new(10, 1000);
+    CHECK_EQ(call(&mixed, BASE_US, 7, RL_F_FIXED).reset_after_ms, 1000);
+    CHECK_EQ(probe(&mixed, BASE_US + 999 * 1000, 0, 0).remaining, 3);
+    rl_reply after = probe(&mixed, BASE_US + 1000 * 1000, 0, 0);
+    CHECK_EQ(after.remaining, 10);
+    CHECK_EQ(after.reset_after_ms, 0);
+    CHECK_EQ(call(&mixed, BASE_US + 1000 * 1000, 1, 0).reset_after_ms, 2000);
+    /* Written by SLIDING, the count still weighs in the next window. */
+    CHECK_EQ(probe(&mixed, BASE_US + 2000 * 1000, 0, 0).remaining, 9);
     CHECK_EQ(probe(&fresh, BASE_US, 0, 0).remaining, 10);
     CHECK_EQ(probe(&fresh, BASE_US, 0, RL_F_FIXED).reset_after_ms, 0);
 
