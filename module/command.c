@@ -1,67 +1,44 @@
 /* command.c -- the command table and the one generic path every RL.* command runs.
  *
  * As SET, SETEX and SETNX share setGenericCommand in Redis, every RL.* command shares rl_generic_command:
- * a command differs from another only by its row in rl_commands, i.e. its syntax (numbers and options)
- * and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and RL.WINDOW,
+ * a command differs from another only by its row in rl_commands, i.e. its syntax (numbers and options,
+ * in syntax.c) * and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and RL.WINDOW,
  * a sorted set for RL.SLIDINGLOG). The path: parse, read the clock, execute (check the parameters'
  * combination, decide, store the effect and replicate it unless DRYRUN), reply, or for BLOCK hold the
  * reply until wait_ms has passed. */
 #include <stdio.h>
 
-#include "../algorithms/slidinglog.h"
 #include "clock.h"
 #include "rl_module.h"
+#include "syntax.h"
 
 typedef struct rl_command_def {
-    rl_syntax syntax;
+    const rl_syntax *syntax;
     int arity;
     rl_execute_fn execute;
     const void *target; /* what execute works on: the rl_kind of a cell command */
 } rl_command_def;
 
-#define OPT_COST(max) {"COST", RL_OPT_COST, RL_F_COST, 0, max, 0}
-#define OPT_DRYRUN {"DRYRUN", RL_OPT_FLAG, RL_F_DRYRUN, 0, 0, 0}
-#define OPT_FLAG(name, flag, conflicts) {name, RL_OPT_FLAG, flag, 0, 0, conflicts}
 #define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
-                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0)};
-static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("NODELAY", RL_F_NODELAY, 0),
-                                               OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
-static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
-                                                OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
-                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED)};
-static const rl_option_spec slog_options[] = {OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN,
-                                              {"MINGAP", RL_OPT_MINGAP, RL_F_MINGAP, 1, RL_MAX_PERIOD_MS, 0}};
-
-#define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT}
-#define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS}
 #define CELL_COMMAND(kind) rl_cell_execute, &rl_kinds[kind]
 
 static const rl_command_def rl_commands[] = {
-    {{"rl.token", 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")},
-      token_options, NOPTS(token_options)},
-     -5, CELL_COMMAND(RL_KIND_TOKEN)},
-    {{"rl.leaky", 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")},
-      leaky_options, NOPTS(leaky_options)},
-     -5, CELL_COMMAND(RL_KIND_LEAKY)},
-    {{"rl.window", 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}, window_options, NOPTS(window_options)},
-     -4, CELL_COMMAND(RL_KIND_WINDOW)},
-    {{"rl.slidinglog", 2, {{"limit", 1, RL_SLOG_MAX_LIMIT}, PERIOD_PARAM("window_ms")}, slog_options,
-      NOPTS(slog_options)},
-     -4, rl_slog_execute, NULL},
+    {&rl_syntaxes[RL_SYNTAX_TOKEN], -5, CELL_COMMAND(RL_KIND_TOKEN)},
+    {&rl_syntaxes[RL_SYNTAX_LEAKY], -5, CELL_COMMAND(RL_KIND_LEAKY)},
+    {&rl_syntaxes[RL_SYNTAX_WINDOW], -4, CELL_COMMAND(RL_KIND_WINDOW)},
+    {&rl_syntaxes[RL_SYNTAX_SLIDINGLOG], -4, rl_slog_execute, NULL},
 };
 
 static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_command_def *def) {
     int nargs = argc - 2;
-    if (nargs < def->syntax.nparams || nargs > RL_MAX_ARGS) return RedisModule_WrongArity(ctx);
+    if (nargs < def->syntax->nparams || nargs > RL_MAX_ARGS) return RedisModule_WrongArity(ctx);
 
     const char *args[RL_MAX_ARGS];
     size_t lens[RL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
     rl_request req;
     char err[RL_ERR_LEN];
-    if (rl_parse(&def->syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
+    if (rl_parse(def->syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
     req.now_us = rl_clock_now_us();
 
     rl_reply reply;
@@ -104,7 +81,7 @@ int rl_commands_register(RedisModuleCtx *ctx) {
     if (NOPTS(rl_command_fns) != NOPTS(rl_commands)) return REDISMODULE_ERR;
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
     for (int i = 0; i < NOPTS(rl_commands); i++)
-        if (register_command(ctx, rl_commands[i].syntax.name, rl_command_fns[i], "write deny-oom fast",
+        if (register_command(ctx, rl_commands[i].syntax->name, rl_command_fns[i], "write deny-oom fast",
                              rl_commands[i].arity, update) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -3,

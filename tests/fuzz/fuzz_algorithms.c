@@ -1,0 +1,830 @@
+/* fuzz_algorithms.c -- libFuzzer target for the decisions (algorithms/): token bucket (continuous and
+ * INTERVAL), leaky bucket (shaping and NODELAY), window counters (FIXED and SLIDING) and the sliding log.
+ *
+ * The input drives a small stand-in for the module, as tests/unit_*.c do: parameters anywhere in the
+ * parser's ranges (edges 1 and 10^12 favoured), refused combinations skipped as the module would refuse
+ * them, then up to MAX_STEPS requests, each with a clock step (forward, backward, a jump anywhere in
+ * [0, RL_MAX_TIME_US), or onto the previous reply's retry/reset instant +-1), a cost (0, 1, the limit, the
+ * limit + 1, the last remaining (+1), anything up to 10^12 and, for cells, a little beyond), DRYRUN, and
+ * now and then a change of mode (INTERVAL, NODELAY, FIXED/SLIDING) or of parameters on the live key.
+ * A cell limiter starts new, from 16 arbitrary bytes that pass cell_valid (the input is dropped when they
+ * do not), or from bytes folded into the cell's valid domain. A sliding log starts from arbitrary sorted
+ * scores: in the past, in the future, beyond the window, more than limit + 1 of them.
+ *
+ * The stand-in keeps the cell unless DRYRUN and forgets it when the reply says idle (reset_after_ms 0),
+ * as module/type.c does; it keeps the sorted set of RL.SLIDINGLOG as module/slidinglog.c does (read the
+ * newest limit + 1 in the window, keep plan.keep of them, add plan.add at plan.at_us).
+ *
+ * Invariants checked on every step (abort() with the values on violation):
+ *   reply:  allowed is 0 or 1; limit == params[0]; 0 <= remaining <= limit; retry_after_ms == -1 when
+ *           allowed, and >= 1 when denied with cost <= limit; cost > limit is denied with retry -1;
+ *           reset_after_us >= 0 and not saturated; reset_after_ms == ceil(reset_after_us / 1000);
+ *           wait_ms >= 0, 0 when denied, with NODELAY, and for every algorithm but RL.LEAKY, and at most
+ *           reset_after_ms.
+ *   cell:   the stored cell passes cell_valid whenever reset_after_ms > 0; deciding twice on copies gives
+ *           the same reply and cell (every reply field written: the copies start from different garbage);
+ *           the same request with DRYRUN set gives the same reply and cell; a new limiter (exists 0)
+ *           ignores the cell's bytes, and admits exactly when cost <= limit.
+ *   exactness (docs/commands.md: "retry_after_ms and reset_after_ms are exact"), probed on a copy of the
+ *           state the step leaves (what DRYRUN does): the same request is admitted retry_after_ms later
+ *           and denied 1 ms before that; the limiter is idle reset_after_ms later (and then answers
+ *           exactly as a new one, in every mode of the command: "an idle limiter behaves exactly like a
+ *           new one") and not idle 1 ms before; a request of `remaining` is admitted right away and one of
+ *           remaining + 1 is denied.
+ *   clock:  a request denied now is denied at any earlier time on the same state ("the clock going
+ *           backwards never grants extra").
+ *   slidinglog: plan.at_us == max(now, newest entry read) (the log's clock never runs back); plan.keep +
+ *           plan.add <= limit + 1; 0 <= keep <= c (the entries read still in the window at at_us), keep ==
+ *           min(c, limit + 1 - add); add == min(cost, limit + 1) (so <= cost); remaining == max(0, limit -
+ *           (keep + add)); an empty window admits any cost <= limit; reply sanity, exactness and the
+ *           earlier-clock rule as above (on the log the step leaves); and, while the limit has not grown,
+ *           the reply equals that of a reference that keeps the full log (every entry ever logged, only
+ *           those out of the window at the decision time removed): the "only the newest
+ *           limit + 1 entries matter" claim of algorithms/slidinglog.c.
+ *
+ * (It found that a window key written by FIXED, idle once its window ended, was still weighed by a later
+ * SLIDING read; corpus/fuzz_algorithms/known_window_fixed_then_sliding keeps that input.) */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../algorithms/leaky.h"
+#include "../../algorithms/slidinglog.h"
+#include "../../algorithms/token.h"
+#include "../../algorithms/window.h"
+
+#define MAX_STEPS 48
+#define COST_SLACK 65536 /* cell costs go up to RL_MAX_COUNT + this: beyond what the parser lets through */
+#define TIME_MAX (RL_MAX_TIME_US - 1)
+#define SCORE_BOUND (2 * RL_MAX_TIME_US) /* module/slidinglog.c clamps scores to +-this */
+#define SLOG_MAX_INITIAL (RL_SLOG_MAX_LIMIT + 1 + 64) /* a user's ZADD may leave more than limit + 1 */
+#define SLOG_BUF (SLOG_MAX_INITIAL + RL_SLOG_MAX_LIMIT + 1)
+#define BIG_LOG 4096
+#define BIG_LOG_STEPS 6
+
+enum { FAM_TOKEN, FAM_LEAKY, FAM_WINDOW, FAM_SLOG, NFAM };
+static const char *const fam_names[NFAM] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG"};
+static const rl_algorithm *const cell_algs[3] = {&rl_token_algorithm, &rl_leaky_algorithm, &rl_window_algorithm};
+
+/* --- failure reporting: what the current step is ---------------------------------------------------- */
+
+static struct {
+    int fam, step;
+    rl_request req;
+    rl_cell pre;
+    int pre_exists;
+    size_t log_size;
+    int beyond_contract; /* a cost above what the parser allows was used */
+    rl_reply reply;
+    int have_reply;
+    const char *probe;
+} ctx;
+
+static void print_reply(const char *what, const rl_reply *r) {
+    fprintf(stderr, "  %s: allowed %lld limit %lld remaining %lld retry_after_ms %lld reset_after_ms %lld wait_ms %lld "
+                    "reset_after_us %lld\n",
+            what, (long long)r->allowed, (long long)r->limit, (long long)r->remaining, (long long)r->retry_after_ms,
+            (long long)r->reset_after_ms, (long long)r->wait_ms, (long long)r->reset_after_us);
+}
+
+static void dump_context(void) {
+    const rl_request *q = &ctx.req;
+    fprintf(stderr, "  %s step %d%s%s: params %lld %lld %lld cost %lld mingap_ms %lld flags 0x%x now_us %lld\n",
+            fam_names[ctx.fam], ctx.step, ctx.probe ? ", probe: " : "", ctx.probe ? ctx.probe : "",
+            (long long)q->params[0], (long long)q->params[1], (long long)q->params[2], (long long)q->cost,
+            (long long)q->mingap_ms, q->flags, (long long)q->now_us);
+    if (ctx.fam == FAM_SLOG)
+        fprintf(stderr, "  log entries before the step: %zu\n", ctx.log_size);
+    else
+        fprintf(stderr, "  cell before the step: exists %d w0 %llu (%lld) w1 %llu (%lld)\n", ctx.pre_exists,
+                (unsigned long long)ctx.pre.w[0], (long long)ctx.pre.w[0], (unsigned long long)ctx.pre.w[1],
+                (long long)ctx.pre.w[1]);
+    if (ctx.have_reply) print_reply("reply", &ctx.reply);
+    if (ctx.beyond_contract) fprintf(stderr, "  (this input used a cost beyond the parser's range)\n");
+}
+
+#define REQUIRE(cond, ...)                                                                   \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "\nINVARIANT VIOLATED %s:%d: %s\n  ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+            dump_context();                                                                  \
+            abort();                                                                         \
+        }                                                                                    \
+    } while (0)
+
+/* --- the input -------------------------------------------------------------------------------------- */
+
+typedef struct input {
+    const uint8_t *p;
+    size_t n;
+} input;
+
+static uint8_t in_u8(input *in) {
+    if (in->n == 0) return 0;
+    in->n--;
+    return *in->p++;
+}
+
+static uint64_t in_bytes(input *in, int k) {
+    uint64_t v = 0;
+    for (int i = 0; i < k; i++) v |= (uint64_t)in_u8(in) << (8 * i);
+    return v;
+}
+
+static int64_t clamp(rl_i128 v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : (int64_t)v; }
+
+/* A value in [lo, hi] (hi - lo < 2^63), biased towards the ends, small values and round numbers. */
+static int64_t in_range(input *in, int64_t lo, int64_t hi) {
+    uint8_t k = in_u8(in);
+    uint64_t span = (uint64_t)(hi - lo);
+    int64_t small = k >> 3; /* 0..31 */
+    switch (k & 7) {
+    case 0: return lo;
+    case 1: return hi;
+    case 2: return clamp((rl_i128)lo + small, lo, hi);
+    case 3: return clamp((rl_i128)hi - small, lo, hi);
+    case 4: {
+        uint8_t e = in_u8(in);
+        rl_i128 v = 1;
+        if (e & 1)
+            for (int i = 0; i < (e >> 1) % 19; i++) v *= 10;
+        else
+            v = (rl_i128)1 << ((e >> 1) % 63);
+        return clamp(v + small % 3 - 1, lo, hi);
+    }
+    case 5: return lo + (int64_t)(in_bytes(in, 2) % (span + 1));
+    case 6: return lo + (int64_t)(in_bytes(in, 4) % (span + 1));
+    default: return lo + (int64_t)(in_bytes(in, 8) % (span + 1));
+    }
+}
+
+static int64_t limit_of(int fam, const int64_t params[3]) {
+    (void)fam;
+    return params[0];
+}
+
+static void pick_params(input *in, int fam, int64_t p[3]) {
+    switch (fam) {
+    case FAM_TOKEN:
+    case FAM_LEAKY:
+        p[0] = in_range(in, 1, RL_MAX_COUNT);
+        p[1] = in_range(in, 1, RL_MAX_COUNT);
+        p[2] = in_range(in, 1, RL_MAX_PERIOD_MS);
+        break;
+    case FAM_WINDOW:
+        p[0] = in_range(in, 1, RL_MAX_COUNT);
+        p[1] = in_range(in, 1, RL_MAX_PERIOD_MS);
+        p[2] = 0;
+        break;
+    default: /* large limits cost O(limit) per decision: mostly small ones, the whole range now and then */
+        p[0] = (in_u8(in) & 15) == 0 ? in_range(in, 1, RL_SLOG_MAX_LIMIT) : in_range(in, 1, 64);
+        p[1] = in_range(in, 1, RL_MAX_PERIOD_MS);
+        p[2] = 0;
+        break;
+    }
+}
+
+static uint32_t pick_mode(int fam, uint8_t b) {
+    switch (fam) {
+    case FAM_TOKEN: return (b & 1) ? RL_F_INTERVAL : 0;
+    case FAM_LEAKY: return ((b & 1) ? RL_F_NODELAY : 0) | ((b & 2) ? RL_F_BLOCK : 0);
+    case FAM_WINDOW: return b % 3 == 0 ? RL_F_FIXED : b % 3 == 1 ? RL_F_SLIDING : 0;
+    default: return 0;
+    }
+}
+
+/* The next clock reading, always in [0, RL_MAX_TIME_US) as the module's clock clamps it. */
+static int64_t next_time(input *in, int kind, int64_t now, const rl_reply *last, int64_t period_ms) {
+    rl_i128 t = now;
+    switch (kind) {
+    case 0: break;
+    case 1: t += in_u8(in); break;
+    case 2: t += (rl_i128)in_bytes(in, 2) * 1000; break;
+    case 3: t -= in_bytes(in, 2); break;
+    case 4: t += in_range(in, 0, RL_MAX_TIME_US); break;
+    case 5: t -= in_range(in, 0, RL_MAX_TIME_US); break;
+    case 6: t = in_range(in, 0, TIME_MAX); break;
+    default: {
+        uint8_t b = in_u8(in);
+        static const int64_t adjust[5] = {-1000, -1, 0, 1, 1000};
+        rl_i128 base;
+        switch (b & 3) {
+        case 0: base = last->retry_after_ms > 0 ? (rl_i128)last->retry_after_ms * 1000 : 0; break;
+        case 1: base = (rl_i128)last->reset_after_ms * 1000; break;
+        case 2: base = last->reset_after_us; break;
+        default: base = (rl_i128)period_ms * 1000 * ((b >> 5) + 1) / 4; break;
+        }
+        t += base + adjust[(b >> 2) % 5];
+        break;
+    }
+    }
+    return clamp(t, 0, TIME_MAX);
+}
+
+static int64_t pick_cost(input *in, int kind, int64_t limit, int64_t max_cost, int64_t slack, const rl_reply *last) {
+    switch (kind) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return limit;
+    case 3: return limit + 1;
+    case 4: return last->remaining;
+    case 5: return last->remaining + 1;
+    case 6: return in_range(in, 0, max_cost);
+    default: {
+        int64_t c = in_range(in, 0, max_cost + slack);
+        if (c > max_cost) ctx.beyond_contract = 1;
+        return c;
+    }
+    }
+}
+
+/* --- common reply checks ---------------------------------------------------------------------------- */
+
+static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
+    int64_t limit = limit_of(fam, req->params);
+    REQUIRE(r->allowed == 0 || r->allowed == 1, "allowed = %lld", (long long)r->allowed);
+    REQUIRE(r->limit == limit, "limit = %lld, expected %lld", (long long)r->limit, (long long)limit);
+    REQUIRE(r->remaining >= 0 && r->remaining <= r->limit, "remaining = %lld, limit %lld", (long long)r->remaining,
+            (long long)r->limit);
+    if (r->allowed)
+        REQUIRE(r->retry_after_ms == -1, "allowed with retry_after_ms %lld", (long long)r->retry_after_ms);
+    else
+        REQUIRE(r->retry_after_ms == -1 || r->retry_after_ms >= 1, "denied with retry_after_ms %lld",
+                (long long)r->retry_after_ms);
+    if (req->cost > limit)
+        REQUIRE(!r->allowed && r->retry_after_ms == -1, "cost %lld > limit %lld: allowed %lld retry %lld",
+                (long long)req->cost, (long long)limit, (long long)r->allowed, (long long)r->retry_after_ms);
+    else if (!r->allowed)
+        REQUIRE(r->retry_after_ms >= 1, "cost %lld <= limit %lld denied with retry_after_ms %lld", (long long)req->cost,
+                (long long)limit, (long long)r->retry_after_ms);
+    REQUIRE(r->retry_after_ms < INT64_MAX / 1000, "retry_after_ms saturated: %lld", (long long)r->retry_after_ms);
+    REQUIRE(r->reset_after_us >= 0 && r->reset_after_us < INT64_MAX, "reset_after_us = %lld",
+            (long long)r->reset_after_us);
+    int64_t ceil_ms = r->reset_after_us / 1000 + (r->reset_after_us % 1000 != 0);
+    REQUIRE(r->reset_after_ms == ceil_ms, "reset_after_ms %lld != ceil(reset_after_us %lld / 1000) = %lld",
+            (long long)r->reset_after_ms, (long long)r->reset_after_us, (long long)ceil_ms);
+    REQUIRE(r->wait_ms >= 0, "wait_ms = %lld", (long long)r->wait_ms);
+    if (fam != FAM_LEAKY || (req->flags & RL_F_NODELAY) || !r->allowed)
+        REQUIRE(r->wait_ms == 0, "wait_ms = %lld (%s, flags 0x%x, allowed %lld)", (long long)r->wait_ms,
+                fam_names[fam], req->flags, (long long)r->allowed);
+    REQUIRE(r->wait_ms <= r->reset_after_ms, "wait_ms %lld > reset_after_ms %lld", (long long)r->wait_ms,
+            (long long)r->reset_after_ms);
+}
+
+static void fill_garbage(rl_reply *r, uint8_t byte) { memset(r, byte, sizeof *r); }
+
+static int same_reply(const rl_reply *a, const rl_reply *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* --- cell limiters ---------------------------------------------------------------------------------- */
+
+static rl_reply cell_decide(const rl_algorithm *alg, const rl_request *req, rl_cell *cell, int exists,
+                            uint8_t garbage) {
+    rl_reply r;
+    fill_garbage(&r, garbage);
+    alg->decide(req, cell, exists, &r);
+    return r;
+}
+
+/* Decide on a copy of a state: nothing is kept. */
+static rl_reply cell_probe(const rl_algorithm *alg, const rl_request *req, const rl_cell *cell, int exists) {
+    rl_cell copy = *cell;
+    return cell_decide(alg, req, &copy, exists, 0x77);
+}
+
+/* Fold 16 bytes into a cell the algorithm accepts. */
+static rl_cell fold_cell(int fam, uint64_t a, uint64_t b, uint64_t c) {
+    rl_cell cell;
+    const int64_t time_limit = RL_MAX_TIME_US + RL_MAX_IDLE_MS * 1000LL;
+    switch (fam) {
+    case FAM_TOKEN:
+        cell.w[0] = (uint64_t)((int64_t)(a % (2 * (uint64_t)time_limit + 1)) - time_limit);
+        if (c & 1)
+            cell.w[1] = (b % (RL_MAX_COUNT + 1)) | RL_TOKEN_INTERVAL_BIT;
+        else
+            cell.w[1] = b % (1ULL << 40);
+        break;
+    case FAM_LEAKY:
+        cell.w[0] = a % ((uint64_t)time_limit + 1);
+        cell.w[1] = b % RL_MAX_COUNT;
+        break;
+    default: {
+        rl_window_state s = {(int64_t)(a % (1ULL << RL_WINDOW_START_BITS)), (int64_t)(b % (RL_MAX_COUNT + 1)),
+                             (int64_t)(c % (RL_MAX_COUNT + 1)), (int)(a >> 63)};
+        cell = rl_window_pack(s);
+        break;
+    }
+    }
+    return cell;
+}
+
+static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *req, const rl_cell *pre,
+                            int pre_exists, rl_cell *post, rl_reply *out, uint8_t probe_byte) {
+    int64_t limit = limit_of(fam, req->params);
+
+    /* Determinism, and every field written: two copies from different garbage. */
+    rl_cell c1 = *pre, c2 = *pre, c3 = *pre;
+    rl_reply r1 = cell_decide(alg, req, &c1, pre_exists, 0x11);
+    rl_reply r2 = cell_decide(alg, req, &c2, pre_exists, 0x22);
+    ctx.reply = r1;
+    ctx.have_reply = 1;
+    REQUIRE(same_reply(&r1, &r2), "two decisions on copies differ (or a reply field is left unwritten)");
+    REQUIRE(c1.w[0] == c2.w[0] && c1.w[1] == c2.w[1], "two decisions on copies store different cells");
+
+    /* DRYRUN is the module's business: the decision with and without it is the same. */
+    rl_request dry = *req;
+    dry.flags ^= RL_F_DRYRUN;
+    rl_reply r3 = cell_decide(alg, &dry, &c3, pre_exists, 0x33);
+    REQUIRE(same_reply(&r1, &r3), "DRYRUN changes the reply");
+    REQUIRE(c1.w[0] == c3.w[0] && c1.w[1] == c3.w[1], "DRYRUN changes the cell");
+
+    check_reply(fam, req, &r1);
+    if (r1.reset_after_ms > 0)
+        REQUIRE(alg->cell_valid(&c1), "stored cell fails cell_valid: w0 %llu (%lld) w1 %llu (%lld)",
+                (unsigned long long)c1.w[0], (long long)c1.w[0], (unsigned long long)c1.w[1], (long long)c1.w[1]);
+
+    if (!pre_exists) {
+        /* A new limiter: the cell's bytes do not matter, and it admits up to its capacity. */
+        rl_cell g = {{0xdeadbeefcafef00dULL, 0x0123456789abcdefULL}};
+        rl_cell z = {{0, 0}};
+        rl_reply rg = cell_decide(alg, req, &g, 0, 0x44);
+        rl_reply rz = cell_decide(alg, req, &z, 0, 0x55);
+        REQUIRE(same_reply(&r1, &rg) && same_reply(&r1, &rz), "a new limiter's reply depends on the cell's bytes");
+        if (r1.reset_after_ms > 0)
+            REQUIRE(g.w[0] == c1.w[0] && g.w[1] == c1.w[1] && z.w[0] == c1.w[0] && z.w[1] == c1.w[1],
+                    "a new limiter's stored cell depends on the cell's bytes");
+        REQUIRE(r1.allowed == (req->cost <= limit), "new limiter: cost %lld, limit %lld, allowed %lld",
+                (long long)req->cost, (long long)limit, (long long)r1.allowed);
+    }
+
+    /* The state the step leaves (stored unless DRYRUN); an idle one is a new one. */
+    rl_cell st = c1;
+    int st_exists = r1.reset_after_ms > 0;
+    const int64_t now = req->now_us;
+
+    /* remaining is exact. */
+    if (req->cost <= RL_MAX_COUNT) {
+        rl_request q = *req;
+        if (r1.remaining >= 1) {
+            q.cost = r1.remaining;
+            ctx.probe = "cost = remaining, same time";
+            rl_reply p = cell_probe(alg, &q, &st, st_exists);
+            REQUIRE(p.allowed == 1, "a request of remaining (%lld) is denied right after", (long long)q.cost);
+        }
+        q.cost = r1.remaining + 1;
+        ctx.probe = "cost = remaining + 1, same time";
+        rl_reply p = cell_probe(alg, &q, &st, st_exists);
+        REQUIRE(p.allowed == 0, "a request of remaining + 1 (%lld) is admitted right after", (long long)q.cost);
+    }
+
+    /* retry_after_ms is exact. */
+    if (!r1.allowed && r1.retry_after_ms >= 1) {
+        rl_request q = *req;
+        rl_i128 t1 = (rl_i128)now + (rl_i128)r1.retry_after_ms * 1000;
+        if (t1 <= TIME_MAX) {
+            q.now_us = (int64_t)t1;
+            ctx.probe = "same request at now + retry_after_ms";
+            rl_reply p = cell_probe(alg, &q, &st, st_exists);
+            REQUIRE(p.allowed == 1, "still denied retry_after_ms (%lld) later", (long long)r1.retry_after_ms);
+        }
+        if (r1.retry_after_ms >= 2) {
+            q.now_us = now + (r1.retry_after_ms - 1) * 1000;
+            ctx.probe = "same request at now + retry_after_ms - 1 ms";
+            rl_reply p = cell_probe(alg, &q, &st, st_exists);
+            REQUIRE(p.allowed == 0, "admitted 1 ms before retry_after_ms (%lld)", (long long)r1.retry_after_ms);
+        }
+    }
+
+    /* reset_after_ms is exact, and an idle limiter answers as a new one. */
+    if (r1.reset_after_ms >= 1) {
+        rl_request peek = *req;
+        peek.cost = 0;
+        rl_i128 t1 = (rl_i128)now + (rl_i128)r1.reset_after_ms * 1000;
+        if (t1 <= TIME_MAX) {
+            peek.now_us = (int64_t)t1;
+            ctx.probe = "COST 0 at now + reset_after_ms";
+            rl_reply p = cell_probe(alg, &peek, &st, st_exists);
+            REQUIRE(p.reset_after_ms == 0, "not idle reset_after_ms (%lld) later: reset_after_ms %lld",
+                    (long long)r1.reset_after_ms, (long long)p.reset_after_ms);
+            /* Idle, the key may be gone (real clock) or still there (frozen clock, or RL.SETSTATE): a later
+             * call in any mode of the command, with the same parameters, must not tell them apart. */
+            rl_request q = *req;
+            int64_t later[2] = {(int64_t)t1, (int64_t)t1 + (int64_t)((uint64_t)probe_byte * 7919 * 1000 %
+                                                                     (uint64_t)(TIME_MAX - t1 + 1))};
+            for (int m = 0; m < 3; m++) {
+                uint32_t mode = m == 0 ? req->flags : pick_mode(fam, (uint8_t)(m - 1));
+                if (m > 0 && fam == FAM_LEAKY) mode = m == 1 ? RL_F_NODELAY : 0;
+                q.flags = mode;
+                for (int i = 0; i < 2; i++) {
+                    q.now_us = later[i];
+                    ctx.probe = m == 0 ? "same request once idle, stored vs new"
+                                       : "same request in another mode once idle, stored vs new";
+                    rl_reply a = cell_probe(alg, &q, &st, st_exists);
+                    rl_reply b = cell_probe(alg, &q, &st, 0);
+                    if (!same_reply(&a, &b)) {
+                        fprintf(stderr, "  probe flags 0x%x at %lld\n", q.flags, (long long)q.now_us);
+                        print_reply("idle limiter", &a);
+                        print_reply("new limiter", &b);
+                    }
+                    REQUIRE(same_reply(&a, &b), "an idle limiter (at %lld, flags 0x%x) answers differently from a new one",
+                            (long long)q.now_us, q.flags);
+                }
+            }
+        }
+        if (r1.reset_after_ms >= 2) {
+            peek.now_us = now + (r1.reset_after_ms - 1) * 1000;
+            ctx.probe = "COST 0 at now + reset_after_ms - 1 ms";
+            rl_reply p = cell_probe(alg, &peek, &st, st_exists);
+            REQUIRE(p.reset_after_ms > 0, "already idle 1 ms before reset_after_ms (%lld)", (long long)r1.reset_after_ms);
+        }
+    }
+
+    /* An earlier clock never admits what now denies. */
+    if (!r1.allowed && now > 0) {
+        rl_request q = *req;
+        int64_t back[3] = {now - 1, now - (now < 1000 ? now : 1000), (int64_t)((uint64_t)now * probe_byte / 256)};
+        for (int i = 0; i < 3; i++) {
+            q.now_us = back[i];
+            ctx.probe = "same request, same state, earlier clock";
+            rl_reply p = cell_probe(alg, &q, pre, pre_exists);
+            REQUIRE(p.allowed == 0, "denied at now but admitted at the earlier %lld", (long long)q.now_us);
+        }
+    }
+    ctx.probe = NULL;
+
+    *post = c1;
+    *out = r1;
+}
+
+static int run_cells(input *in, int fam) {
+    const rl_algorithm *alg = cell_algs[fam];
+    int64_t params[3];
+    pick_params(in, fam, params);
+    uint32_t mode = pick_mode(fam, in_u8(in));
+    rl_request vreq = {{params[0], params[1], params[2]}, 1, 0, mode, 0};
+    if (alg->validate(&vreq)) return -1; /* the module refuses these parameters */
+
+    rl_cell cell = {{0, 0}};
+    int exists = 0;
+    uint8_t start = in_u8(in);
+    if (start % 3 == 1) {
+        cell.w[0] = in_bytes(in, 8);
+        cell.w[1] = in_bytes(in, 8);
+        if (!alg->cell_valid(&cell)) return -1; /* RL.SETSTATE and RDB load refuse it */
+        exists = 1;
+    } else if (start % 3 == 2) {
+        uint64_t a = in_bytes(in, 8), b = in_bytes(in, 8), c = in_bytes(in, 8);
+        cell = fold_cell(fam, a, b, c);
+        if (!alg->cell_valid(&cell)) return -1;
+        exists = 1;
+    }
+    int64_t now = in_range(in, 0, TIME_MAX);
+    rl_reply last;
+    memset(&last, 0, sizeof last);
+
+    for (int step = 0; step < MAX_STEPS && in->n > 0; step++) {
+        uint8_t ctl = in_u8(in), aux = in_u8(in);
+        if ((ctl & 0x60) == 0x60) { /* new parameters on the live key */
+            int64_t np[3];
+            pick_params(in, fam, np);
+            rl_request t = {{np[0], np[1], np[2]}, 1, 0, mode, 0};
+            if (!alg->validate(&t)) memcpy(params, np, sizeof np);
+        }
+        if (ctl & 0x10) mode = pick_mode(fam, in_u8(in));
+        now = next_time(in, ctl & 7, now, &last, fam == FAM_WINDOW ? params[1] : params[2]);
+        int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, COST_SLACK, &last);
+        uint32_t flags = mode | (ctl & 0x08 ? RL_F_DRYRUN : 0) | (cost != 1 ? RL_F_COST : 0);
+        rl_request req = {{params[0], params[1], params[2]}, cost, 0, flags, now};
+        REQUIRE(alg->validate(&req) == NULL, "validated parameters refused: %s", alg->validate(&req));
+
+        ctx.step = step;
+        ctx.req = req;
+        ctx.pre = cell;
+        ctx.pre_exists = exists;
+        ctx.have_reply = 0;
+        rl_cell post;
+        check_cell_step(fam, alg, &req, &cell, exists, &post, &last, aux);
+        if (!(flags & RL_F_DRYRUN)) {
+            exists = last.reset_after_ms > 0;
+            if (exists) cell = post;
+        }
+    }
+    return 0;
+}
+
+/* --- sliding log ------------------------------------------------------------------------------------ */
+
+/* A sorted set's scores, newest first. */
+typedef struct slog_log {
+    int64_t *s;
+    size_t n;
+} slog_log;
+
+/* The reference: every entry ever logged and not yet out of the window, as (score, how many). */
+typedef struct full_run {
+    int64_t score, mult;
+} full_run;
+typedef struct full_log {
+    full_run *r;
+    size_t n, cap;
+} full_log;
+
+static int in_window(int64_t score, int64_t now, int64_t window_us) { return (rl_i128)score > (rl_i128)now - window_us; }
+
+/* What the module passes to rl_slog_decide: the newest read_max entries in the window, newest first;
+ * with `trailing`, some entries out of the window after them (tolerated by the contract). */
+static size_t slog_read(const slog_log *log, const rl_request *req, int trailing, int64_t *out) {
+    int64_t w = req->params[1] * 1000, max = rl_slog_read_max(req);
+    size_t k = 0;
+    while (k < log->n && (int64_t)k < max && in_window(log->s[k], req->now_us, w)) {
+        out[k] = log->s[k];
+        k++;
+    }
+    if (trailing) {
+        size_t j = k, end = k + (size_t)trailing;
+        while (j < log->n && in_window(log->s[j], req->now_us, w)) j++; /* skip unread ones in the window */
+        for (; j < log->n && (int64_t)k < max && k < end; j++) out[k++] = log->s[j];
+    }
+    return k;
+}
+
+/* The log the module leaves: plan.add entries at plan.at_us (the newest), then the first plan.keep
+ * entries read. */
+static void slog_apply(const int64_t *scores, const rl_slog_plan *plan, slog_log *out) {
+    size_t k = 0;
+    for (int64_t a = 0; a < plan->add; a++) out->s[k++] = plan->at_us;
+    for (int64_t i = 0; i < plan->keep; i++) out->s[k++] = scores[i];
+    out->n = k;
+}
+
+static void full_add(full_log *f, int64_t score, int64_t mult) {
+    size_t i = 0;
+    if (f->n > 0 && f->r[f->n - 1].score >= score) i = f->n - 1; /* appending (the initial log) */
+    while (i < f->n && f->r[i].score > score) i++;
+    if (i < f->n && f->r[i].score == score) {
+        f->r[i].mult += mult;
+        return;
+    }
+    if (f->n == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 64;
+        f->r = realloc(f->r, f->cap * sizeof *f->r);
+    }
+    memmove(&f->r[i + 1], &f->r[i], (f->n - i) * sizeof *f->r);
+    f->r[i] = (full_run){score, mult};
+    f->n++;
+}
+
+/* The decision time: now, or the newest entry's time if the clock is behind it (the log's clock never
+ * runs back). */
+static int64_t full_time(const full_log *f, int64_t now) { return f->n > 0 && f->r[0].score > now ? f->r[0].score : now; }
+
+/* The k-th newest entry (0-based) of the log after the call: `add` entries at t, then the c_runs runs in
+ * the window; returns 0 when there are not that many. */
+static int full_entry(const full_log *f, size_t c_runs, int64_t t, int64_t add, rl_i128 k, int64_t *out) {
+    if (k < add) {
+        *out = t;
+        return 1;
+    }
+    k -= add;
+    for (size_t i = 0; i < c_runs; i++) {
+        if (k < f->r[i].mult) {
+            *out = f->r[i].score;
+            return 1;
+        }
+        k -= f->r[i].mult;
+    }
+    return 0;
+}
+
+/* The rule of docs/commands.md on the full log, decided at t = max(now, newest entry); reply times are
+ * measured from now. */
+static rl_reply full_decide(const full_log *f, const rl_request *req) {
+    int64_t limit = req->params[0], w = req->params[1] * 1000, gap = req->mingap_ms * 1000, n = req->cost;
+    int64_t now = req->now_us, t = full_time(f, now);
+    size_t c_runs = 0;
+    rl_i128 c = 0;
+    while (c_runs < f->n && in_window(f->r[c_runs].score, t, w)) c += f->r[c_runs++].mult;
+    int over = n > limit;
+    int allowed = !over && c + n <= limit;
+    if (allowed && gap > 0 && c > 0 && (rl_i128)t - f->r[0].score < gap) allowed = 0;
+    rl_i128 size = c + n;
+    rl_reply r;
+    memset(&r, 0, sizeof r);
+    r.allowed = allowed;
+    r.limit = limit;
+    r.remaining = size < limit ? (int64_t)(limit - size) : 0;
+    rl_i128 idle = 0;
+    int64_t e;
+    if (size > 0 && full_entry(f, c_runs, t, n, 0, &e)) idle = (rl_i128)e + w - now;
+    rl_i128 retry = -1;
+    if (!allowed && !over) {
+        rl_i128 at = t;
+        if (full_entry(f, c_runs, t, n, limit - n, &e) && (rl_i128)e + w > at) at = (rl_i128)e + w;
+        if (gap > 0 && size > 0 && full_entry(f, c_runs, t, n, 0, &e)) {
+            rl_i128 gap_over = (rl_i128)e + (gap < w ? gap : w);
+            if (gap_over > at) at = gap_over;
+        }
+        retry = at - now;
+    }
+    rl_reply_times(&r, retry, idle);
+    return r;
+}
+
+/* What the full log keeps: every entry still in the window at the decision time, and n more at it. */
+static void full_apply(full_log *f, const rl_request *req) {
+    int64_t w = req->params[1] * 1000, t = full_time(f, req->now_us);
+    while (f->n > 0 && !in_window(f->r[f->n - 1].score, t, w)) f->n--;
+    if (req->cost > 0) full_add(f, t, req->cost);
+}
+
+static rl_reply slog_decide(const rl_request *req, const int64_t *scores, size_t count, rl_slog_plan *plan,
+                            uint8_t garbage) {
+    rl_reply r;
+    fill_garbage(&r, garbage);
+    memset(plan, garbage, sizeof *plan);
+    rl_slog_decide(req, scores, count, plan, &r);
+    return r;
+}
+
+/* Decide on a copy of a log: nothing is kept. */
+static rl_reply slog_probe(const slog_log *log, const rl_request *req, int64_t *buf) {
+    size_t k = slog_read(log, req, 0, buf);
+    rl_slog_plan plan;
+    return slog_decide(req, buf, k, &plan, 0x77);
+}
+
+static int run_slog(input *in) {
+    const int fam = FAM_SLOG;
+    int64_t params[3];
+    pick_params(in, fam, params);
+    int64_t mingap = (in_u8(in) & 1) ? in_range(in, 1, RL_MAX_PERIOD_MS) : 0;
+    int64_t now = in_range(in, 0, TIME_MAX);
+
+    /* The initial sorted set: anything a user's ZADD could leave, newest first. */
+    static int64_t buf_a[SLOG_BUF], buf_b[SLOG_BUF], rbuf[SLOG_BUF], rbuf2[SLOG_BUF];
+    slog_log log = {buf_a, 0};
+    slog_log next = {buf_b, 0};
+    full_log full = {NULL, 0, 0};
+    int ref_valid = 1;
+
+    size_t initial = (size_t)((in_u8(in) & 15) == 0 ? in_range(in, 0, SLOG_MAX_INITIAL) : in_range(in, 0, 80));
+    if (initial > 0) {
+        int64_t w = params[1] * 1000;
+        rl_i128 top;
+        switch (in_u8(in) & 3) {
+        case 0: top = (rl_i128)now + in_range(in, 0, 1 << 24); break;            /* a little in the future */
+        case 1: top = (rl_i128)now - in_range(in, 0, w); break;                  /* in the window */
+        case 2: top = in_range(in, -SCORE_BOUND, SCORE_BOUND); break;           /* anywhere */
+        default: top = now; break;
+        }
+        int64_t s = clamp(top, -SCORE_BOUND, SCORE_BOUND);
+        for (size_t i = 0; i < initial; i++) {
+            log.s[log.n++] = s;
+            full_add(&full, s, 1);
+            s = clamp((rl_i128)s - in_range(in, 0, w), -SCORE_BOUND, SCORE_BOUND);
+        }
+    }
+
+    rl_reply last;
+    memset(&last, 0, sizeof last);
+    for (int step = 0; step < MAX_STEPS && (step == 0 || in->n > 0); step++) {
+        /* A step costs O(limit + 1) per decision: keep big logs to a few steps. */
+        if (step >= BIG_LOG_STEPS && (params[0] > BIG_LOG || log.n > BIG_LOG)) break;
+        uint8_t ctl = in_u8(in), aux = in_u8(in);
+        if ((ctl & 0x60) == 0x60) {
+            int64_t old_limit = params[0];
+            pick_params(in, fam, params);
+            if (params[0] > old_limit) ref_valid = 0; /* the log was capped at the old limit + 1 */
+        }
+        if (ctl & 0x10) mingap = (in_u8(in) & 1) ? in_range(in, 1, RL_MAX_PERIOD_MS) : 0;
+        now = next_time(in, ctl & 7, now, &last, params[1]);
+        /* The decision's contract allows costs up to 10^12 (the parser stops at RL_SLOG_MAX_LIMIT). */
+        int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, 0, &last);
+        uint32_t flags = (ctl & 0x08 ? RL_F_DRYRUN : 0) | (cost != 1 ? RL_F_COST : 0) | (mingap ? RL_F_MINGAP : 0);
+        rl_request req = {{params[0], params[1], 0}, cost, mingap, flags, now};
+        int64_t limit = params[0], w = params[1] * 1000, capn = rl_slog_read_max(&req);
+
+        ctx.step = step;
+        ctx.req = req;
+        ctx.log_size = log.n;
+        ctx.have_reply = 0;
+
+        int trailing = (aux >> 3) & 3;
+        size_t count = slog_read(&log, &req, trailing, rbuf);
+        /* The decision time, and c: the entries read still in the window at it (a prefix). */
+        int64_t t = count > 0 && rbuf[0] > now ? rbuf[0] : now, c = 0;
+        while ((size_t)c < count && in_window(rbuf[c], t, w)) c++;
+
+        rl_slog_plan p1, p2, p3;
+        rl_reply r1 = slog_decide(&req, rbuf, count, &p1, 0x11);
+        rl_reply r2 = slog_decide(&req, rbuf, count, &p2, 0x22);
+        ctx.reply = r1;
+        ctx.have_reply = 1;
+        REQUIRE(same_reply(&r1, &r2), "two decisions differ (or a reply field is left unwritten)");
+        REQUIRE(memcmp(&p1, &p2, sizeof p1) == 0, "two decisions give different plans (or a plan field is left unwritten)");
+        rl_request dry = req;
+        dry.flags ^= RL_F_DRYRUN;
+        rl_reply r3 = slog_decide(&dry, rbuf, count, &p3, 0x33);
+        REQUIRE(same_reply(&r1, &r3) && memcmp(&p1, &p3, sizeof p1) == 0, "DRYRUN changes the decision");
+
+        check_reply(fam, &req, &r1);
+        REQUIRE(p1.add >= 0 && p1.keep >= 0, "plan add %lld keep %lld", (long long)p1.add, (long long)p1.keep);
+        REQUIRE(p1.keep + p1.add <= limit + 1, "plan keep %lld + add %lld > limit + 1 = %lld", (long long)p1.keep,
+                (long long)p1.add, (long long)(limit + 1));
+        REQUIRE(p1.keep <= c, "plan keep %lld > entries in the window %lld (read %zu)", (long long)p1.keep,
+                (long long)c, count);
+        REQUIRE(p1.add <= cost, "plan add %lld > cost %lld", (long long)p1.add, (long long)cost);
+        int64_t want_add = cost < capn ? cost : capn;
+        REQUIRE(p1.add == want_add, "plan add %lld, expected min(cost, limit + 1) = %lld", (long long)p1.add,
+                (long long)want_add);
+        int64_t want_keep = c < capn - p1.add ? c : capn - p1.add;
+        REQUIRE(p1.keep == want_keep, "plan keep %lld, expected min(c %lld, limit + 1 - add) = %lld",
+                (long long)p1.keep, (long long)c, (long long)want_keep);
+        REQUIRE(p1.at_us == t, "plan at_us %lld, expected max(now, newest read) = %lld", (long long)p1.at_us,
+                (long long)t);
+        int64_t size = p1.keep + p1.add;
+        REQUIRE(r1.remaining == (size < limit ? limit - size : 0), "remaining %lld with %lld entries after, limit %lld",
+                (long long)r1.remaining, (long long)size, (long long)limit);
+        if (log.n == 0 || !in_window(log.s[0], now, w))
+            if (cost <= limit) REQUIRE(r1.allowed == 1, "empty window, cost %lld <= limit: denied", (long long)cost);
+
+        if (ref_valid) {
+            rl_reply ref = full_decide(&full, &req);
+            if (!same_reply(&r1, &ref)) print_reply("full-log reference", &ref);
+            REQUIRE(same_reply(&r1, &ref), "the capped log answers differently from the full log");
+        }
+
+        /* The log the step leaves (kept unless DRYRUN). */
+        slog_apply(rbuf, &p1, &next);
+
+        /* retry_after_ms and reset_after_ms are exact, on that log. */
+        if (!r1.allowed && r1.retry_after_ms >= 1) {
+            rl_request q = req;
+            rl_i128 t1 = (rl_i128)now + (rl_i128)r1.retry_after_ms * 1000;
+            if (t1 <= TIME_MAX) {
+                q.now_us = (int64_t)t1;
+                ctx.probe = "same attempt at now + retry_after_ms";
+                rl_reply p = slog_probe(&next, &q, rbuf2);
+                REQUIRE(p.allowed == 1, "still blocked retry_after_ms (%lld) later", (long long)r1.retry_after_ms);
+            }
+            if (r1.retry_after_ms >= 2) {
+                q.now_us = now + (r1.retry_after_ms - 1) * 1000;
+                ctx.probe = "same attempt at now + retry_after_ms - 1 ms";
+                rl_reply p = slog_probe(&next, &q, rbuf2);
+                REQUIRE(p.allowed == 0, "admitted 1 ms before retry_after_ms (%lld)", (long long)r1.retry_after_ms);
+            }
+        }
+        if (r1.reset_after_ms >= 1) {
+            rl_request q = req;
+            q.cost = 0;
+            q.mingap_ms = 0;
+            rl_i128 t1 = (rl_i128)now + (rl_i128)r1.reset_after_ms * 1000;
+            if (t1 <= TIME_MAX) {
+                q.now_us = (int64_t)t1;
+                ctx.probe = "COST 0 at now + reset_after_ms";
+                rl_reply p = slog_probe(&next, &q, rbuf2);
+                REQUIRE(p.reset_after_ms == 0, "log not empty reset_after_ms (%lld) later", (long long)r1.reset_after_ms);
+            }
+            if (r1.reset_after_ms >= 2) {
+                q.now_us = now + (r1.reset_after_ms - 1) * 1000;
+                ctx.probe = "COST 0 at now + reset_after_ms - 1 ms";
+                rl_reply p = slog_probe(&next, &q, rbuf2);
+                REQUIRE(p.reset_after_ms > 0, "log empty 1 ms before reset_after_ms (%lld)", (long long)r1.reset_after_ms);
+            }
+        }
+        /* An earlier clock never admits what now blocks. */
+        if (!r1.allowed && now > 0) {
+            rl_request q = req;
+            int64_t back[2] = {now - 1, (int64_t)((uint64_t)now * aux / 256)};
+            for (int i = 0; i < 2; i++) {
+                q.now_us = back[i];
+                ctx.probe = "same attempt, same log, earlier clock";
+                rl_reply p = slog_probe(&log, &q, rbuf2);
+                REQUIRE(p.allowed == 0, "blocked at now but admitted at the earlier %lld", (long long)q.now_us);
+            }
+        }
+        ctx.probe = NULL;
+
+        if (!(flags & RL_F_DRYRUN)) {
+            slog_log tmp = log;
+            log = next;
+            next = tmp;
+            full_apply(&full, &req);
+        }
+        last = r1;
+    }
+    free(full.r);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    input in = {data, size};
+    memset(&ctx, 0, sizeof ctx);
+    int fam = in_u8(&in) % NFAM;
+    ctx.fam = fam;
+    if (fam == FAM_SLOG) return run_slog(&in);
+    return run_cells(&in, fam);
+}

@@ -1,0 +1,310 @@
+/* fuzz_parse.c -- libFuzzer target for the argument parser (module/parse.c).
+ *
+ * Input: the first byte picks the command (bits 0-1: RL.TOKEN, RL.LEAKY, RL.WINDOW, RL.SLIDINGLOG, with
+ * the module's own syntax tables, module/syntax.c) and the separator (bit 2 clear: ' ', set: NUL);
+ * the rest, less one leading separator, is split on the separator into the arguments after the key
+ * (empty arguments included, at most MAX_FUZZ_ARGS). Each argument is copied into its own heap block of exactly its length, not
+ * NUL-terminated, so AddressSanitizer catches any read past it. The seed files under
+ * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5.
+ *
+ * Invariants (abort() with the values on violation):
+ *   - success: every positional number within its spec range and written canonically (what the parser
+ *     accepted prints back to the same bytes); cost within COST's range when COST was given, else 1;
+ *     mingap_ms within MINGAP's range when given, else 0; now_us 0; unused params 0; flags only from the
+ *     syntax's options, and no two conflicting ones;
+ *   - error: the message starts with "ERR ", is NUL-terminated within RL_ERR_LEN (and not cut short by
+ *     the buffer), holds only printable ASCII (no CR/LF), and an unknown-option message quotes exactly
+ *     two strings (an argument cannot inject a quote);
+ *   - rl_parse agrees with an independent reference parser (same success, same request), and names the
+ *     arity error exactly when there are too few arguments;
+ *   - rl_parse_int64 agrees with a reference on every argument; rl_sanitize always yields a
+ *     NUL-terminated, printable, quote-free string of at most min(dstlen - 1, 32) characters. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../algorithms/slidinglog.h"
+#include "../../module/parse.h"
+#include "../../module/syntax.h"
+
+#define MAX_FUZZ_ARGS 40
+
+/* --- failure reporting ------------------------------------------------------------------------------ */
+
+static const rl_syntax *cur_syn;
+static int cur_nargs;
+static const char *const *cur_args;
+static const size_t *cur_lens;
+
+static void dump_bytes(const char *s, size_t len) {
+    fputc('"', stderr);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            fputc(c, stderr);
+        else
+            fprintf(stderr, "\\x%02x", c);
+    }
+    fputc('"', stderr);
+}
+
+static void dump_context(void) {
+    if (!cur_syn) return;
+    fprintf(stderr, "  command %s, %d args:", cur_syn->name, cur_nargs);
+    for (int i = 0; i < cur_nargs; i++) {
+        fputc(' ', stderr);
+        dump_bytes(cur_args[i], cur_lens[i]);
+    }
+    fputc('\n', stderr);
+}
+
+#define REQUIRE(cond, ...)                                                                   \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "\nINVARIANT VIOLATED %s:%d: %s\n  ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+            dump_context();                                                                  \
+            abort();                                                                         \
+        }                                                                                    \
+    } while (0)
+
+/* --- reference implementations ---------------------------------------------------------------------- */
+
+/* A strict decimal int64: accepted iff it is exactly what printf("%lld") prints for its value (so no
+ * '+', no spaces, no leading zeros, no "-0"). Computed differently from rl_parse_int64. */
+static int ref_int64(const char *s, size_t len, int64_t *out) {
+    if (len == 0 || len > 20) return -1;
+    size_t i = s[0] == '-' ? 1 : 0;
+    if (i == len) return -1;
+    __int128 v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (s[0] == '-') v = -v;
+    if (v > INT64_MAX || v < INT64_MIN) return -1;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    if (n < 0 || (size_t)n != len || memcmp(buf, s, len) != 0) return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int ascii_upper(int c) { return c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c; }
+
+static const rl_option_spec *ref_option(const rl_syntax *syn, const char *s, size_t len) {
+    for (int i = 0; i < syn->noptions; i++) {
+        const char *name = syn->options[i].name;
+        if (strlen(name) != len) continue;
+        size_t j = 0;
+        while (j < len && ascii_upper((unsigned char)s[j]) == name[j]) j++;
+        if (j == len) return &syn->options[i];
+    }
+    return NULL;
+}
+
+static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens,
+                     rl_request *out) {
+    rl_request r;
+    memset(&r, 0, sizeof r);
+    r.cost = 1;
+    if (nargs < syn->nparams) return -1;
+    for (int i = 0; i < syn->nparams; i++) {
+        int64_t v;
+        if (ref_int64(args[i], lens[i], &v) != 0 || v < syn->params[i].min || v > syn->params[i].max) return -1;
+        r.params[i] = v;
+    }
+    for (int i = syn->nparams; i < nargs; i++) {
+        const rl_option_spec *o = ref_option(syn, args[i], lens[i]);
+        if (!o || (r.flags & o->flag) || (r.flags & o->conflicts)) return -1;
+        r.flags |= o->flag;
+        if (o->kind == RL_OPT_FLAG) continue;
+        if (++i == nargs) return -1;
+        int64_t v;
+        if (ref_int64(args[i], lens[i], &v) != 0 || v < o->min || v > o->max) return -1;
+        if (o->kind == RL_OPT_COST)
+            r.cost = v;
+        else
+            r.mingap_ms = v;
+    }
+    *out = r;
+    return 0;
+}
+
+/* --- checks ----------------------------------------------------------------------------------------- */
+
+static void check_printable(const char *s, size_t len, const char *what) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        REQUIRE(c >= 0x20 && c < 0x7f, "%s: byte 0x%02x at offset %zu is not printable ASCII: \"%s\"", what, c, i,
+                s);
+    }
+}
+
+static void check_int64(const char *s, size_t len) {
+    int64_t got = 0x5a5a5a5a, want = 0;
+    int rc = rl_parse_int64(s, len, &got), ref = ref_int64(s, len, &want);
+    REQUIRE(rc == ref, "rl_parse_int64 returned %d, the reference %d (reference value %lld)", rc, ref,
+            (long long)want);
+    if (rc == 0) REQUIRE(got == want, "rl_parse_int64 gave %lld, expected %lld", (long long)got, (long long)want);
+}
+
+static void check_sanitize(const char *s, size_t len) {
+    static const size_t sizes[] = {1, 2, 3, 4, 5, 8, 33, 34, 40, 64};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t dstlen = sizes[k];
+        char dst[72];
+        memset(dst, 0xA5, sizeof dst);
+        rl_sanitize(dst, dstlen, s, len);
+        for (size_t i = dstlen; i < sizeof dst; i++)
+            REQUIRE((unsigned char)dst[i] == 0xA5, "rl_sanitize(dstlen %zu) wrote byte %zu", dstlen, i);
+        const char *nul = memchr(dst, '\0', dstlen);
+        REQUIRE(nul != NULL, "rl_sanitize(dstlen %zu) left no NUL", dstlen);
+        size_t n = (size_t)(nul - dst), max = dstlen - 1 < 32 ? dstlen - 1 : 32;
+        REQUIRE(n <= max, "rl_sanitize(dstlen %zu) wrote %zu characters, max %zu", dstlen, n, max);
+        REQUIRE(n == (len < max ? len : max), "rl_sanitize(dstlen %zu) of %zu bytes gave %zu characters", dstlen, len,
+                n);
+        check_printable(dst, n, "rl_sanitize output");
+        REQUIRE(memchr(dst, '\'', n) == NULL, "rl_sanitize output holds a quote: \"%s\"", dst);
+    }
+}
+
+static uint32_t allowed_flags(const rl_syntax *syn) {
+    uint32_t all = 0;
+    for (int i = 0; i < syn->noptions; i++) all |= syn->options[i].flag;
+    return all;
+}
+
+static const rl_option_spec *option_of_kind(const rl_syntax *syn, rl_option_kind kind) {
+    for (int i = 0; i < syn->noptions; i++)
+        if (syn->options[i].kind == kind) return &syn->options[i];
+    return NULL;
+}
+
+static void check_success(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens,
+                          const rl_request *req) {
+    REQUIRE(nargs >= syn->nparams, "success with %d args, %d params needed", nargs, syn->nparams);
+    for (int i = 0; i < syn->nparams; i++) {
+        const rl_param_spec *p = &syn->params[i];
+        REQUIRE(req->params[i] >= p->min && req->params[i] <= p->max, "param %s = %lld outside [%lld, %lld]",
+                p->name, (long long)req->params[i], (long long)p->min, (long long)p->max);
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%lld", (long long)req->params[i]);
+        REQUIRE((size_t)n == lens[i] && memcmp(buf, args[i], lens[i]) == 0,
+                "param %s = %lld was accepted from non-canonical text", p->name, (long long)req->params[i]);
+    }
+    for (int i = syn->nparams; i < RL_MAX_PARAMS; i++)
+        REQUIRE(req->params[i] == 0, "unused param %d = %lld", i, (long long)req->params[i]);
+    REQUIRE(req->now_us == 0, "now_us = %lld", (long long)req->now_us);
+
+    uint32_t all = allowed_flags(syn);
+    REQUIRE((req->flags & ~all) == 0, "flags 0x%x outside the options' 0x%x", req->flags, all);
+    for (int i = 0; i < syn->noptions; i++) {
+        const rl_option_spec *o = &syn->options[i];
+        if (req->flags & o->flag)
+            REQUIRE((req->flags & o->conflicts) == 0, "flags 0x%x: %s combined with a conflicting option",
+                    req->flags, o->name);
+    }
+
+    const rl_option_spec *cost = option_of_kind(syn, RL_OPT_COST);
+    if (cost && (req->flags & RL_F_COST))
+        REQUIRE(req->cost >= cost->min && req->cost <= cost->max, "cost %lld outside [%lld, %lld]",
+                (long long)req->cost, (long long)cost->min, (long long)cost->max);
+    else
+        REQUIRE(req->cost == 1, "cost %lld without COST", (long long)req->cost);
+    const rl_option_spec *gap = option_of_kind(syn, RL_OPT_MINGAP);
+    if (gap && (req->flags & RL_F_MINGAP))
+        REQUIRE(req->mingap_ms >= gap->min && req->mingap_ms <= gap->max, "mingap %lld outside [%lld, %lld]",
+                (long long)req->mingap_ms, (long long)gap->min, (long long)gap->max);
+    else
+        REQUIRE(req->mingap_ms == 0, "mingap %lld without MINGAP", (long long)req->mingap_ms);
+}
+
+static void check_error(const rl_syntax *syn, int nargs, const char *err) {
+    const char *nul = memchr(err, '\0', RL_ERR_LEN);
+    REQUIRE(nul != NULL, "error message not NUL-terminated within RL_ERR_LEN (%d)", RL_ERR_LEN);
+    size_t len = (size_t)(nul - err);
+    REQUIRE(len >= 5 && memcmp(err, "ERR ", 4) == 0, "error message does not start with \"ERR \": \"%s\"", err);
+    REQUIRE(len < RL_ERR_LEN - 1, "error message fills the buffer (%zu chars), probably cut: \"%s\"", len, err);
+    check_printable(err, len, "error message");
+    static const char unknown[] = "ERR unknown option '";
+    if (strncmp(err, unknown, sizeof unknown - 1) == 0) {
+        int quotes = 0;
+        for (size_t i = 0; i < len; i++) quotes += err[i] == '\'';
+        REQUIRE(quotes == 4, "unknown-option message with %d quotes: \"%s\"", quotes, err);
+    }
+    static const char arity[] = "ERR wrong number of arguments";
+    int is_arity = strncmp(err, arity, sizeof arity - 1) == 0;
+    REQUIRE(is_arity == (nargs < syn->nparams), "arity error %d with %d args for %d params: \"%s\"", is_arity, nargs,
+            syn->nparams, err);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) return 0;
+    const rl_syntax *syn = &rl_syntaxes[data[0] & 3];
+    const uint8_t sep = (data[0] & 4) ? '\0' : ' ';
+    const uint8_t *rest = data + 1;
+    size_t rest_len = size - 1;
+    if (rest_len > 0 && rest[0] == sep) { /* "2 10 60000" reads as RL.WINDOW 10 60000 */
+        rest++;
+        rest_len--;
+    }
+
+    char *args[MAX_FUZZ_ARGS];
+    size_t lens[MAX_FUZZ_ARGS];
+    int nargs = 0;
+    if (rest_len > 0) {
+        size_t start = 0;
+        for (size_t i = 0; i <= rest_len && nargs < MAX_FUZZ_ARGS; i++) {
+            if (i < rest_len && rest[i] != sep) continue;
+            size_t len = i - start;
+            args[nargs] = malloc(len ? len : 1); /* exactly len bytes: no terminator to lean on */
+            if (len) memcpy(args[nargs], rest + start, len);
+            lens[nargs] = len;
+            nargs++;
+            start = i + 1;
+        }
+    }
+    const char *const *cargs = (const char *const *)args;
+    cur_syn = syn;
+    cur_nargs = nargs;
+    cur_args = cargs;
+    cur_lens = lens;
+
+    for (int i = 0; i < nargs; i++) {
+        check_int64(args[i], lens[i]);
+        check_sanitize(args[i], lens[i]);
+    }
+
+    rl_request req, ref;
+    memset(&req, 0x5a, sizeof req);
+    char err[RL_ERR_LEN];
+    memset(err, 0xA5, sizeof err);
+    int rc = rl_parse(syn, nargs, cargs, lens, &req, err);
+    int ref_rc = ref_parse(syn, nargs, cargs, lens, &ref);
+    REQUIRE(rc == 0 || rc == -1, "rl_parse returned %d", rc);
+    if (rc == 0) {
+        check_success(syn, nargs, cargs, lens, &req);
+    } else {
+        check_error(syn, nargs, err);
+    }
+    REQUIRE(rc == ref_rc, "rl_parse returned %d, the reference parser %d%s%s", rc, ref_rc, rc ? ": " : "",
+            rc ? err : "");
+    if (rc == 0) {
+        REQUIRE(req.params[0] == ref.params[0] && req.params[1] == ref.params[1] && req.params[2] == ref.params[2] &&
+                    req.cost == ref.cost && req.mingap_ms == ref.mingap_ms && req.flags == ref.flags &&
+                    req.now_us == ref.now_us,
+                "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x, "
+                "expected %lld %lld %lld cost %lld mingap %lld flags 0x%x",
+                (long long)req.params[0], (long long)req.params[1], (long long)req.params[2], (long long)req.cost,
+                (long long)req.mingap_ms, req.flags, (long long)ref.params[0], (long long)ref.params[1],
+                (long long)ref.params[2], (long long)ref.cost, (long long)ref.mingap_ms, ref.flags);
+    }
+
+    for (int i = 0; i < nargs; i++) free(args[i]);
+    cur_syn = NULL;
+    return 0;
+}
