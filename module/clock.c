@@ -38,10 +38,6 @@ int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us) {
     return (now_us + reset_after_us + 999) / 1000;
 }
 
-static int clock_reply_error(RedisModuleCtx *ctx, const char *msg) {
-    return RedisModule_ReplyWithError(ctx, msg);
-}
-
 static int clock_number(RedisModuleString *arg, int64_t min, int64_t max, int64_t *out) {
     size_t len;
     const char *s = RedisModule_StringPtrLen(arg, &len);
@@ -59,17 +55,17 @@ static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         clock_frozen = 0;
     } else if (len == 3 && strncasecmp(sub, "SET", 3) == 0 && argc == 3) {
         if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0)
-            return clock_reply_error(ctx, "ERR unix_ms must be an integer between 0 and 70368744177663");
+            return RedisModule_ReplyWithError(ctx, "ERR unix_ms must be an integer between 0 and 70368744177663");
         clock_frozen = 1;
         clock_frozen_us = v * 1000;
     } else if (len == 7 && strncasecmp(sub, "ADVANCE", 7) == 0 && argc == 3) {
-        if (!clock_frozen) return clock_reply_error(ctx, "ERR RL.CLOCK ADVANCE needs a frozen clock (RL.CLOCK SET)");
+        if (!clock_frozen) return RedisModule_ReplyWithError(ctx, "ERR RL.CLOCK ADVANCE needs a frozen clock (RL.CLOCK SET)");
         if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0 || clock_frozen_us / 1000 + v >= RL_MAX_TIME_MS)
-            return clock_reply_error(ctx, "ERR ms must be an integer between 0 and 70368744177663 "
+            return RedisModule_ReplyWithError(ctx, "ERR ms must be an integer between 0 and 70368744177663 "
                                           "and keep the clock below it");
         clock_frozen_us += v * 1000;
     } else {
-        return clock_reply_error(ctx, "ERR syntax: RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL");
+        return RedisModule_ReplyWithError(ctx, "ERR syntax: RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL");
     }
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }

@@ -2,8 +2,8 @@
  *
  * As SET, SETEX and SETNX share setGenericCommand in Redis, every RL.* command shares rl_generic_command:
  * a command differs from another only by its row in rl_commands, i.e. its syntax (numbers and options,
- * in syntax.c) * and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and RL.WINDOW,
- * a sorted set for RL.SLIDINGLOG). The path: parse, read the clock, execute (check the parameters'
+ * in syntax.c) and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and
+ * RL.WINDOW, a sorted set for RL.SLIDINGLOG). The path: parse, read the clock, execute (check the parameters'
  * combination, decide, store the effect and replicate it unless DRYRUN), reply, or for BLOCK hold the
  * reply until wait_ms has passed. */
 #include <stdio.h>
@@ -14,7 +14,6 @@
 
 typedef struct rl_command_def {
     const rl_syntax *syntax;
-    int arity;
     rl_execute_fn execute;
     const void *target; /* what execute works on: the rl_kind of a cell command */
 } rl_command_def;
@@ -23,10 +22,10 @@ typedef struct rl_command_def {
 #define CELL_COMMAND(kind) rl_cell_execute, &rl_kinds[kind]
 
 static const rl_command_def rl_commands[] = {
-    {&rl_syntaxes[RL_SYNTAX_TOKEN], -5, CELL_COMMAND(RL_KIND_TOKEN)},
-    {&rl_syntaxes[RL_SYNTAX_LEAKY], -5, CELL_COMMAND(RL_KIND_LEAKY)},
-    {&rl_syntaxes[RL_SYNTAX_WINDOW], -4, CELL_COMMAND(RL_KIND_WINDOW)},
-    {&rl_syntaxes[RL_SYNTAX_SLIDINGLOG], -4, rl_slog_execute, NULL},
+    {&rl_syntaxes[RL_SYNTAX_TOKEN], CELL_COMMAND(RL_KIND_TOKEN)},
+    {&rl_syntaxes[RL_SYNTAX_LEAKY], CELL_COMMAND(RL_KIND_LEAKY)},
+    {&rl_syntaxes[RL_SYNTAX_WINDOW], CELL_COMMAND(RL_KIND_WINDOW)},
+    {&rl_syntaxes[RL_SYNTAX_SLIDINGLOG], rl_slog_execute, NULL},
 };
 
 static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_command_def *def) {
@@ -82,7 +81,7 @@ int rl_commands_register(RedisModuleCtx *ctx) {
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
     for (int i = 0; i < NOPTS(rl_commands); i++)
         if (register_command(ctx, rl_commands[i].syntax->name, rl_command_fns[i], "write deny-oom fast",
-                             rl_commands[i].arity, update) != REDISMODULE_OK)
+                             -(2 + rl_commands[i].syntax->nparams), update) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -3,
                             REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE);

@@ -1,11 +1,10 @@
 /* slidinglog.c -- RL.SLIDINGLOG's storage: a plain Redis sorted set, scores = attempt times in Unix µs.
  *
  * The key stays an ordinary sorted set (ZRANGE key 0 -1 WITHSCORES shows the log; DEL clears it), so the
- * decision (algorithms/slidinglog.c) reads the newest limit + 1 scores in the window and the writes are
- * ordinary sorted-set commands. They are issued through RedisModule_Call with the "!" flag, which
- * replicates and AOF-logs exactly those commands (wrapped in MULTI/EXEC with nothing in between): the
- * exact rank range removed, the exact members added with their scores, the absolute expiry. A replica's
- * set is then member-for-member the primary's, whatever its clock.
+ * decision (algorithms/slidinglog.c) reads the newest limit + 1 scores in the window; the writes go
+ * straight to the open key and are replicated (and AOF-logged) as ordinary sorted-set commands, wrapped
+ * in MULTI/EXEC: the exact rank range removed, the exact members added with their scores, the absolute
+ * expiry. A replica's set is then member-for-member the primary's, whatever its clock.
  *
  * Members are "<t_us>-<seq>": two attempts in the same µs get distinct members (seq continues after the
  * highest seq already at that score), so none is lost. Scores are doubles: exact to the µs up to 2^53 µs
@@ -107,41 +106,63 @@ static RedisModuleString **new_members(RedisModuleCtx *ctx, RedisModuleKey *key,
     return members;
 }
 
-static void call_checked(RedisModuleCtx *ctx, RedisModuleCallReply *reply, const char *what) {
-    if (!reply || RedisModule_CallReplyType(reply) == REDISMODULE_REPLY_ERROR)
-        RedisModule_Log(ctx, "warning", "ratelimit: RL.SLIDINGLOG %s failed", what);
-    if (reply) RedisModule_FreeCallReply(reply);
+/* Remove the `drop` lowest-ranked entries (lowest score first, then member, as ZREMRANGEBYRANK does). */
+static void trim_lowest(RedisModuleCtx *ctx, RedisModuleKey *key, long long drop) {
+    RedisModuleString **gone = RedisModule_Alloc((size_t)drop * sizeof *gone);
+    long long n = 0;
+    if (RedisModule_ZsetFirstInScoreRange(key, REDISMODULE_NEGATIVE_INFINITE, REDISMODULE_POSITIVE_INFINITE, 0, 0) ==
+        REDISMODULE_OK) {
+        while (n < drop && !RedisModule_ZsetRangeEndReached(key)) {
+            gone[n++] = RedisModule_ZsetRangeCurrentElement(key, NULL);
+            if (!RedisModule_ZsetRangeNext(key)) break;
+        }
+        RedisModule_ZsetRangeStop(key);
+    }
+    for (long long i = 0; i < n; i++) {
+        RedisModule_ZsetRem(key, gone[i], NULL);
+        RedisModule_FreeString(ctx, gone[i]);
+    }
+    RedisModule_Free(gone);
 }
 
-/* Keep the newest plan->keep entries, add plan->add at plan->at_us, set the expiry. Everything not kept is the
- * lowest card - keep ranks: the entries read past `keep`, those never read, those out of the window. */
-static void write_plan(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req, long long card,
-                       const rl_slog_plan *plan, const rl_reply *reply, RedisModuleString **members) {
+/* Keep the newest plan->keep entries, add plan->add at plan->at_us, set the expiry: on the open key, and
+ * replicated as the same effect in ordinary commands (ZREMRANGEBYRANK of the exact rank range, ZADD of
+ * the exact members, PEXPIREAT), which Redis wraps in MULTI/EXEC. Everything not kept is the lowest
+ * card - keep ranks: the entries read past `keep`, those never read, those out of the window. */
+static void write_plan(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_request *req,
+                       long long card, const rl_slog_plan *plan, const rl_reply *reply, RedisModuleString **members) {
     long long drop = card - plan->keep;
-    if (drop > 0)
-        call_checked(ctx, RedisModule_Call(ctx, "ZREMRANGEBYRANK", "!sll", keyname, 0LL, drop - 1), "trim");
+    if (drop > 0) {
+        trim_lowest(ctx, key, drop);
+        RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", keyname, 0LL, drop - 1);
+    }
     if (plan->add > 0) {
         size_t nargs = 2 * (size_t)plan->add;
         RedisModuleString **args = RedisModule_Alloc(nargs * sizeof *args);
         RedisModuleString *score = RedisModule_CreateStringFromLongLong(ctx, plan->at_us);
         for (int64_t i = 0; i < plan->add; i++) {
+            RedisModule_ZsetAdd(key, (double)plan->at_us, members[i], NULL);
             args[2 * i] = score;
             args[2 * i + 1] = members[i];
         }
-        call_checked(ctx, RedisModule_Call(ctx, "ZADD", "!sv", keyname, args, nargs), "add");
+        RedisModule_Replicate(ctx, "ZADD", "sv", keyname, args, nargs);
         RedisModule_FreeString(ctx, score);
         RedisModule_Free(args);
     }
     if (reply->reset_after_ms > 0) {
         long long at = rl_clock_expire_at_ms(req->now_us, reply->reset_after_us);
-        call_checked(ctx, RedisModule_Call(ctx, "PEXPIREAT", "!sl", keyname, at), "expire");
+        RedisModule_SetAbsExpire(key, at);
+        RedisModule_Replicate(ctx, "PEXPIREAT", "sl", keyname, at);
+    } else if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_ZSET && RedisModule_ValueLength(key) == 0) {
+        RedisModule_DeleteKey(key); /* an empty log is no key, as Redis does for an emptied sorted set */
     }
 }
 
 const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
                             const void *target, rl_reply *reply) {
     (void)target;
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
+    int dryrun = (req->flags & RL_F_DRYRUN) != 0;
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ | (dryrun ? 0 : REDISMODULE_WRITE));
     int type = RedisModule_KeyType(key);
     if (type != REDISMODULE_KEYTYPE_EMPTY && type != REDISMODULE_KEYTYPE_ZSET) {
         RedisModule_CloseKey(key);
@@ -157,14 +178,12 @@ const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, con
     rl_slog_plan plan;
     rl_slog_decide(req, r.scores, r.count, &plan, reply);
     if (r.scores != r.local) RedisModule_Free(r.scores);
-    if (req->flags & RL_F_DRYRUN) {
-        RedisModule_CloseKey(key);
-        return NULL;
+    if (!dryrun) {
+        RedisModuleString **members = plan.add > 0 ? new_members(ctx, key, plan.at_us, r.next_seq, plan.add) : NULL;
+        write_plan(ctx, key, keyname, req, card, &plan, reply, members);
+        for (int64_t i = 0; i < plan.add; i++) RedisModule_FreeString(ctx, members[i]);
+        if (members) RedisModule_Free(members);
     }
-    RedisModuleString **members = plan.add > 0 ? new_members(ctx, key, plan.at_us, r.next_seq, plan.add) : NULL;
     RedisModule_CloseKey(key);
-    write_plan(ctx, keyname, req, card, &plan, reply, members);
-    for (int64_t i = 0; i < plan.add; i++) RedisModule_FreeString(ctx, members[i]);
-    if (members) RedisModule_Free(members);
     return NULL;
 }
