@@ -56,36 +56,49 @@ int64_t rl_slog_read_max(const rl_request *req) {
 }
 
 /* The log after the call, newest first, without building it: `add` entries at the decision time, then
- * the entries kept. */
+ * the entries kept (read through the view). */
 typedef struct slog_after {
-    const int64_t *read;
+    const rl_slog_view *read;
     int64_t add, size;
     int64_t at;
 } slog_after;
 
-static int64_t slog_entry(const slog_after *a, int64_t k) { return k < a->add ? a->at : a->read[k - a->add]; }
+static int64_t slog_entry(const slog_after *a, int64_t k) {
+    return k < a->add ? a->at : a->read->nth(a->read->ctx, k - a->add);
+}
+
+int64_t rl_slog_time(const rl_request *req, int64_t newest_us) {
+    /* The log's own clock never runs back: decide (and log) at the newest entry's time if the clock is
+     * behind it. Reply times are still measured from now. */
+    return newest_us > req->now_us ? newest_us : req->now_us;
+}
+
+static int64_t array_nth(void *ctx, int64_t i) { return ((const int64_t *)ctx)[i]; }
 
 void rl_slog_decide(const rl_request *req, const int64_t *newest_first, size_t in_window, rl_slog_plan *plan,
                     rl_reply *reply) {
+    int64_t newest = in_window > 0 ? newest_first[0] : INT64_MIN;
+    rl_i128 oldest_out = (rl_i128)rl_slog_time(req, newest) - req->params[1] * 1000;
+    /* The entries read that are in the window at the decision time (a newest-first prefix). */
+    int64_t c = 0;
+    while ((size_t)c < in_window && (rl_i128)newest_first[c] > oldest_out) c++;
+    rl_slog_view view = {c, newest, array_nth, (void *)newest_first};
+    rl_slog_decide_view(req, &view, plan, reply);
+}
+
+void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slog_plan *plan, rl_reply *reply) {
     int64_t limit = req->params[0];
     int64_t window_us = req->params[1] * 1000;
     int64_t gap_us = req->mingap_ms * 1000;
     int64_t cost = req->cost;
     int64_t now = req->now_us;
     int64_t cap = rl_slog_read_max(req); /* limit + 1 */
-
-    /* The log's own clock never runs back: decide (and log) at the newest entry's time if the clock is
-     * behind it. Reply times are still measured from now. */
-    int64_t t = in_window > 0 && newest_first[0] > now ? newest_first[0] : now;
-    rl_i128 oldest_out = (rl_i128)t - window_us; /* scores <= this have left the window */
-
-    /* c: the entries read that are in the window (a newest-first prefix). */
-    int64_t c = 0;
-    while ((size_t)c < in_window && (rl_i128)newest_first[c] > oldest_out) c++;
+    int64_t t = rl_slog_time(req, view->newest_us);
+    int64_t c = view->in_window < cap ? view->in_window : cap;
 
     int over = cost > limit;
     int allowed = !over && (rl_i128)c + cost <= limit;
-    if (allowed && gap_us > 0 && c > 0 && (rl_i128)t - newest_first[0] < gap_us) allowed = 0;
+    if (allowed && gap_us > 0 && c > 0 && (rl_i128)t - view->newest_us < gap_us) allowed = 0;
 
     /* Keep the newest limit + 1 of (cost entries at t) + (entries read): the new ones are the newest. */
     int64_t add = cost < cap ? cost : cap;
@@ -94,7 +107,7 @@ void rl_slog_decide(const rl_request *req, const int64_t *newest_first, size_t i
     plan->keep = keep;
     plan->at_us = t;
 
-    slog_after after = {newest_first, add, keep + add, t};
+    slog_after after = {view, add, keep + add, t};
 
     reply->allowed = allowed;
     reply->limit = limit;

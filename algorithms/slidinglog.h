@@ -38,6 +38,24 @@ typedef struct rl_slog_plan {
                      every entry with score <= now_us - W is removed */
 } rl_slog_plan;
 
+/* The log as a decision sees it, without copying it: how many entries are in the window at the decision
+ * time (rl_slog_time; at most limit + 1 are looked at), the newest entry's time (INT64_MIN when the log
+ * is empty), and the i-th newest entry on demand (0 <= i < in_window). A decision asks for at most two
+ * entries, and only when it blocks; so the module need not read the whole window. */
+typedef struct rl_slog_view {
+    int64_t in_window;
+    int64_t newest_us;
+    int64_t (*nth)(void *ctx, int64_t i);
+    void *ctx;
+} rl_slog_view;
+
+/* The decision time: now, or the newest entry's time when the clock is behind it (the log's clock never
+ * runs back). */
+int64_t rl_slog_time(const rl_request *req, int64_t newest_us);
+
+/* Decide req against a view of the log; the same as rl_slog_decide. */
+void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slog_plan *plan, rl_reply *reply);
+
 /* How many entries the module must read: limit + 1 (saturating). */
 int64_t rl_slog_read_max(const rl_request *req);
 

@@ -16,12 +16,16 @@
 #include "clock.h"
 #include "rl_module.h"
 
-/* The scores read, newest first. Small logs fit on the stack; larger ones grow on the heap. */
+/* What is read of the log, newest first: the newest entry and every entry at the decision time (to name
+ * new members after them), and more only when the decision asks for it (slog_nth), which it does only
+ * when it blocks. Small reads fit on the stack; larger ones grow on the heap. */
 typedef struct slog_read {
+    RedisModuleCtx *ctx;
+    RedisModuleKey *key;
     int64_t local[64];
     int64_t *scores;
     size_t count, capacity;
-    int64_t next_seq; /* first free seq for members at the decision time (see read_window) */
+    int64_t next_seq; /* first free seq for members at the decision time */
 } slog_read;
 
 static void read_push(slog_read *r, int64_t score) {
@@ -63,30 +67,59 @@ static void note_member(slog_read *r, RedisModuleString *member, const char *at_
     if (seq >= r->next_seq) r->next_seq = seq + 1;
 }
 
-/* Read the newest `max` entries with score > now - W, newest first. The decision time is now, or the
- * newest entry's time if the clock is behind it (algorithms/slidinglog.c); new members will be named
- * after it, so note the sequence numbers already used at that time. */
-static void read_window(RedisModuleCtx *ctx, RedisModuleKey *key, const rl_request *req, slog_read *r) {
-    int64_t now = req->now_us, max = rl_slog_read_max(req);
+/* Read from the top of the log until `want` entries are held, or, with want 0, the newest entry and
+ * every entry at its decision time (now, or the newest entry's time if the clock is behind it), noting
+ * the sequence numbers used there. Returns that decision time. */
+static int64_t read_top(slog_read *r, const rl_request *req, int64_t want) {
+    int64_t at = req->now_us;
     char at_prefix[32];
     size_t prefix_len = 0;
-    int64_t at = now;
-    double lowest = (double)(now - req->params[1] * 1000);
-    if (RedisModule_ZsetLastInScoreRange(key, lowest, REDISMODULE_POSITIVE_INFINITE, 1, 0) != REDISMODULE_OK) return;
-    while (!RedisModule_ZsetRangeEndReached(key) && (int64_t)r->count < max) {
+    r->count = 0;
+    if (RedisModule_ZsetLastInScoreRange(r->key, REDISMODULE_NEGATIVE_INFINITE, REDISMODULE_POSITIVE_INFINITE, 0, 0) !=
+        REDISMODULE_OK)
+        return at;
+    while (!RedisModule_ZsetRangeEndReached(r->key)) {
         double score;
-        RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(key, &score);
+        RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(r->key, &score);
         int64_t us = score_us(score);
         if (r->count == 0) {
-            at = us > now ? us : now;
+            at = us > at ? us : at;
             prefix_len = (size_t)snprintf(at_prefix, sizeof at_prefix, "%lld-", (long long)at);
         }
-        if (us == at) note_member(r, member, at_prefix, prefix_len);
-        RedisModule_FreeString(ctx, member);
+        int wanted = want > 0 ? (int64_t)r->count < want : (r->count == 0 || us == at);
+        if (wanted && want == 0 && us == at) note_member(r, member, at_prefix, prefix_len);
+        RedisModule_FreeString(r->ctx, member);
+        if (!wanted) break;
         read_push(r, us);
-        if (!RedisModule_ZsetRangePrev(key)) break;
+        if (!RedisModule_ZsetRangePrev(r->key)) break;
+    }
+    RedisModule_ZsetRangeStop(r->key);
+    return at;
+}
+
+/* How many entries have left the window at the decision time `at` (score <= at - W): counted from the
+ * bottom, where they are; few, as every call trims them. */
+static int64_t count_out(RedisModuleKey *key, RedisModuleCtx *ctx, int64_t at, int64_t window_us) {
+    int64_t out = 0;
+    double edge = (double)(at - window_us);
+    if (RedisModule_ZsetFirstInScoreRange(key, REDISMODULE_NEGATIVE_INFINITE, edge, 0, 0) != REDISMODULE_OK) return 0;
+    while (!RedisModule_ZsetRangeEndReached(key)) {
+        double score;
+        RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(key, &score);
+        RedisModule_FreeString(ctx, member);
+        out++;
+        if (!RedisModule_ZsetRangeNext(key)) break;
     }
     RedisModule_ZsetRangeStop(key);
+    return out;
+}
+
+/* The view's accessor: the i-th newest entry, reading further from the top if it is not held yet. */
+static int64_t slog_nth(void *ctx, int64_t i) {
+    slog_read *r = ctx;
+    static const rl_request none = {{0}, 0, 0, 0, 0};
+    if ((int64_t)r->count <= i) read_top(r, &none, i + 1);
+    return (int64_t)r->count > i ? r->scores[i] : 0;
 }
 
 /* The members to add: "<at>-<seq>" for seq from r->next_seq on, skipping any name the set already
@@ -168,15 +201,18 @@ const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, con
         RedisModule_CloseKey(key);
         return REDISMODULE_ERRORMSG_WRONGTYPE;
     }
-    slog_read r = {.capacity = 64, .next_seq = 0};
+    slog_read r = {.ctx = ctx, .key = key, .capacity = 64, .next_seq = 0};
     r.scores = r.local;
     long long card = 0;
+    rl_slog_view view = {0, INT64_MIN, slog_nth, &r};
     if (type == REDISMODULE_KEYTYPE_ZSET) {
-        read_window(ctx, key, req, &r);
         card = (long long)RedisModule_ValueLength(key);
+        int64_t at = read_top(&r, req, 0);
+        view.newest_us = r.count > 0 ? r.scores[0] : INT64_MIN;
+        view.in_window = card - count_out(key, ctx, at, req->params[1] * 1000);
     }
     rl_slog_plan plan;
-    rl_slog_decide(req, r.scores, r.count, &plan, reply);
+    rl_slog_decide_view(req, &view, &plan, reply);
     if (r.scores != r.local) RedisModule_Free(r.scores);
     if (!dryrun) {
         RedisModuleString **members = plan.add > 0 ? new_members(ctx, key, plan.at_us, r.next_seq, plan.add) : NULL;
