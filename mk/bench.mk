@@ -1,0 +1,23 @@
+# Benchmarks (docs/benchmarks.md, scripts/bench.sh):
+#   make bench        the full suite against build/ratelimit.so (about 10 minutes; results in build/bench/)
+#   make bench-doc    the same, then docs/benchmarks.png and the tables of docs/benchmarks.md are replaced
+# make test runs a tiny smoke run (build/bench-smoke/) that checks every figure is produced and every
+# baseline decides as its RL.* command; it never asserts anything about speed.
+.PHONY: bench bench-doc
+
+bench: deps $(MODULE)
+	@scripts/bench.sh
+
+bench-doc: deps $(MODULE)
+	@scripts/bench.sh --doc
+
+# run-tests.sh runs each TEST_PROGRAMS entry without arguments: a one-line wrapper gives it the --smoke.
+BENCH_SMOKE := $(BUILD)/bench-smoke.sh
+
+$(BENCH_SMOKE): mk/bench.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\nexec "%s/scripts/bench.sh" --smoke\n' "$(CURDIR)" >$@
+	@chmod +x $@
+
+TEST_DEPS += $(MODULE) $(BENCH_SMOKE)
+TEST_PROGRAMS += $(BENCH_SMOKE)
