@@ -743,21 +743,13 @@ static void test_persistence(void) {
 /* ------------------------------------------------------------------------------------------------- */
 /* 4. Replication: primary on a frozen clock, replica on the real clock.                              */
 
-static int replica_synced(redisContext *rc) {
-    redisReply *r = cmd(rc, "INFO replication");
-    int up = r->type == REDIS_REPLY_STRING && strstr(r->str, "master_link_status:up") != NULL;
-    freeReplyObject(r);
-    return up;
-}
-
 static void test_replication(void) {
     char port[16];
     snprintf(port, sizeof port, "%d", srv->port);
     const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
     server *rep = server_start(args);
     redisContext *rc = server_connect(rep);
-    for (int i = 0; i < 500 && !replica_synced(rc); i++) sleep_ms(10);
-    CHECK(replica_synced(rc));
+    CHECK(replica_wait_synced(rc));
 
     clock_set(T0 + 7000000);
     enum { NKEYS = 24 };
@@ -839,6 +831,15 @@ static void test_replication(void) {
     server_stop(rep);
 }
 
+/* Flags, arity and key position as Cluster, ACL and clients see them. */
+static void test_command_metadata(void) {
+    CHECK(command_info_is(c, "RL.LEAKY", -5));
+    CHECK(command_info_is(c, "RL.WINDOW", -4));
+    redisReply *r = cmd(c, "COMMAND GETKEYS RL.LEAKY the:key 3 1 1000 BLOCK NODELAY");
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 1 && strcmp(r->element[0]->str, "the:key") == 0);
+    freeReplyObject(r);
+}
+
 int main(void) {
     srv = server_start(NULL);
     c = server_connect(srv);
@@ -853,6 +854,7 @@ int main(void) {
     test_persistence();
     test_block();
     test_replication();
+    test_command_metadata();
     redisFree(c);
     server_stop(srv);
     return check_summary("integration_leaky_window");

@@ -109,14 +109,6 @@ static int info_has(redisContext *c, const char *section, const char *text) {
     return has;
 }
 
-static int wait_synced(redisContext *rc) {
-    for (int i = 0; i < 1000; i++) {
-        if (info_has(rc, "replication", "master_link_status:up")) return 1;
-        sleep_ms(10);
-    }
-    return 0;
-}
-
 /* --- key and database snapshots -------------------------------------------------------------------------
  * A key's state: DUMP for the module's types and plain types, and for a sorted set (the sliding log) its
  * members and scores, since DUMP also carries the encoding (listpack or skiplist), which a reload or a
@@ -834,8 +826,8 @@ static void test_replication(void) {
     const char *rargs[] = {"--replicaof", "127.0.0.1", port, NULL};
     server *r1 = start(rargs), *r2 = start(rargs);
     redisContext *pc = server_connect(p), *c1 = server_connect(r1), *c2 = server_connect(r2);
-    CHECK(wait_synced(c1));
-    CHECK(wait_synced(c2));
+    CHECK(replica_wait_synced(c1));
+    CHECK(replica_wait_synced(c2));
 
     /* Primary on a frozen clock, replicas on the real one. */
     mixer m = {{11}, "r", 12, T0 + 86400000, 0, 0};
@@ -863,7 +855,7 @@ static void test_replication(void) {
     sleep_ms(150);
     server_restart(r1);
     c1 = server_connect(r1);
-    CHECK(wait_synced(c1));
+    CHECK(replica_wait_synced(c1));
     sleep_ms(150);
     atomic_store(&stop, 1);
     pthread_join(feeder, NULL);

@@ -316,3 +316,33 @@ char *raw_exchange(int port, const char *request, const char *until) {
     close(fd);
     return buf;
 }
+
+int replica_wait_synced(redisContext *replica) {
+    for (int i = 0; i < 1000; i++) {
+        redisReply *r = cmd(replica, "INFO replication");
+        int up = r->type == REDIS_REPLY_STRING && strstr(r->str, "master_link_status:up") != NULL;
+        freeReplyObject(r);
+        if (up) return 1;
+        sleep_ms(10);
+    }
+    return 0;
+}
+
+int command_info_is(redisContext *c, const char *name, long long arity) {
+    redisReply *r = cmd(c, "COMMAND INFO %s", name);
+    int ok = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_ARRAY &&
+        r->element[0]->elements >= 3) {
+        redisReply *info = r->element[0];
+        int write = 0, denyoom = 0, fast = 0;
+        for (size_t i = 0; i < info->element[2]->elements; i++) {
+            const char *f = info->element[2]->element[i]->str;
+            write |= strcmp(f, "write") == 0;
+            denyoom |= strcmp(f, "denyoom") == 0;
+            fast |= strcmp(f, "fast") == 0;
+        }
+        ok = info->element[1]->integer == arity && write && denyoom && fast;
+    }
+    freeReplyObject(r);
+    return ok;
+}

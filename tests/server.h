@@ -41,6 +41,12 @@ void server_stop(server *s);
 redisContext *server_connect(const server *s);
 void sleep_ms(long ms);
 
+/* 1 once a replica's link to its primary is up (polls up to 10 s). */
+int replica_wait_synced(redisContext *replica);
+
+/* 1 if COMMAND INFO reports this arity and the flags write, denyoom and fast for the command. */
+int command_info_is(redisContext *c, const char *name, long long arity);
+
 /* Commands. cmd() aborts on a connection error, returns the reply (caller frees). */
 redisReply *cmd(redisContext *c, const char *fmt, ...);
 redisReply *cmdargv(redisContext *c, int argc, const char **argv, const size_t *lens);
