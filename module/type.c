@@ -83,14 +83,17 @@ static void rl_store_cell(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleS
         }
         return;
     }
+    int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, reply->reset_after_us);
     if (stored) {
+        /* A request that changed nothing (a denied one, typically, as a flood of them is) has no effect
+         * to store or replicate: the idle instant, hence the expiry, is absolute. */
+        if (memcmp(stored, cell, sizeof *cell) == 0 && RedisModule_GetAbsExpire(key) == expire_at_ms) return;
         *stored = *cell;
     } else {
         rl_cell *fresh = RedisModule_Alloc(sizeof *fresh);
         *fresh = *cell;
         RedisModule_ModuleTypeSetValue(key, kind->type, fresh);
     }
-    int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, reply->reset_after_us);
     RedisModule_SetAbsExpire(key, expire_at_ms);
     replicate_cell(ctx, keyname, kind, cell, expire_at_ms);
 }

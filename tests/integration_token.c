@@ -364,6 +364,14 @@ static void test_aof(void) {
     server_stop(a);
 }
 
+static long long info_offset(redisContext *ctx) {
+    redisReply *r = cmd(ctx, "INFO replication");
+    const char *p = r->type == REDIS_REPLY_STRING ? strstr(r->str, "master_repl_offset:") : NULL;
+    long long v = p ? atoll(p + 19) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
 /* Primary on a frozen clock, replica on the real clock: the replica ends in exactly the primary's state. */
 static void test_replication(void) {
     char port[16];
@@ -393,6 +401,23 @@ static void test_replication(void) {
         if (!CHECK((p > 0 || p == -2) && p == r)) fprintf(stderr, "     %s: primary %lld replica %lld\n", keys[i], p, r);
     }
     CHECK_EQ(cmd_int(rc, "EXISTS rep:idle"), 0);
+    /* A request that changes nothing (denied, on the real clock where the expiry is absolute) has no
+     * effect to replicate: the replication offset stays put; an admitted one moves it. */
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
+    CHECK_EQ(rl(c, "RL.TOKEN rep:flood 2 1 600000 COST 2").allowed, 1);
+    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    long long offset = info_offset(c);
+    for (int i = 0; i < 5; i++) CHECK_EQ(rl(c, "RL.TOKEN rep:flood 2 1 600000").allowed, 0);
+    CHECK_EQ(info_offset(c), offset);
+    CHECK_EQ(rl(c, "RL.TOKEN rep:flood 2 1 600000 COST 0").allowed, 1); /* a look changes nothing either */
+    CHECK_EQ(info_offset(c), offset);
+    CHECK_EQ(rl(c, "RL.TOKEN rep:flood2 2 1 600000").allowed, 1); /* a new limiter is an effect */
+    CHECK(info_offset(c) > offset);
+    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    CHECK(same_dump(c, rc, "rep:flood"));
+    CHECK(same_dump(c, rc, "rep:flood2"));
+    clock_set(T0);
+
     /* The replica refuses writes, as it should. */
     rl_result w = rl(rc, "RL.TOKEN rep:0 10 1 1000");
     CHECK(!w.ok && strncmp(w.error, "READONLY", 8) == 0);
