@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "rl_checks.h"
 #include "server.h"
 
 static server *srv;
@@ -26,34 +26,6 @@ static long long mono_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-#define CHECK_RL(r, a, lim, rem, retry, reset, wait)                                              \
-    do {                                                                                          \
-        CHECK((r).ok);                                                                            \
-        CHECK_EQ((r).allowed, a);                                                                 \
-        CHECK_EQ((r).limit, lim);                                                                 \
-        CHECK_EQ((r).remaining, rem);                                                             \
-        CHECK_EQ((r).retry_after_ms, retry);                                                      \
-        CHECK_EQ((r).reset_after_ms, reset);                                                      \
-        CHECK_EQ((r).wait_ms, wait);                                                              \
-    } while (0)
-
-/* An RL.* reply element inside an EXEC or EVAL array, as an rl_result. */
-static rl_result rl_of(const redisReply *r) {
-    rl_result res = {0};
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 6) {
-        long long *fields[6] = {&res.allowed, &res.limit, &res.remaining, &res.retry_after_ms,
-                                &res.reset_after_ms, &res.wait_ms};
-        res.ok = 1;
-        for (int i = 0; i < 6; i++) {
-            if (r->element[i]->type != REDIS_REPLY_INTEGER) res.ok = 0;
-            *fields[i] = r->element[i]->integer;
-        }
-    } else if (r && r->type == REDIS_REPLY_ERROR) {
-        snprintf(res.error, sizeof res.error, "%s", r->str);
-    }
-    return res;
 }
 
 /* ------------------------------------------------------------------------------------------------- */

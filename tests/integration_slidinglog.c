@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "rl_checks.h"
 #include "server.h"
 
 static server *srv;
@@ -28,18 +28,8 @@ static void del(const char *key) { freeReplyObject(cmd(c, "DEL %s", key)); }
 static long long exists(const char *key) { return cmd_int(c, "EXISTS %s", key); }
 static long long zcard(redisContext *x, const char *key) { return cmd_int(x, "ZCARD %s", key); }
 
-/* r is evaluated once (it is often the call itself). */
-#define CHECK_RL(r, a, lim, rem, retry, reset)                                                    \
-    do {                                                                                          \
-        rl_result got_ = (r);                                                                     \
-        if (!CHECK(got_.ok)) fprintf(stderr, "     error: %s\n", got_.error);                     \
-        CHECK_EQ(got_.allowed, a);                                                                \
-        CHECK_EQ(got_.limit, lim);                                                                \
-        CHECK_EQ(got_.remaining, rem);                                                            \
-        CHECK_EQ(got_.retry_after_ms, retry);                                                     \
-        CHECK_EQ(got_.reset_after_ms, reset);                                                     \
-        CHECK_EQ(got_.wait_ms, 0);                                                                \
-    } while (0)
+/* Every sliding-log reply has wait_ms 0. */
+#define CHECK_SLOG(r, a, lim, rem, retry, reset) CHECK_RL(r, a, lim, rem, retry, reset, 0)
 
 /* --- the log as text ------------------------------------------------------------------------------ */
 
@@ -102,7 +92,7 @@ static void run_steps(const char *key, long long base, long long limit, const st
         clock_set(base + steps[i].at_ms);
         rl_result r = rl(c, "RL.SLIDINGLOG %s %s", key, steps[i].args);
         long long failed = check_failed;
-        CHECK_RL(r, steps[i].allowed, limit, steps[i].remaining, steps[i].retry, steps[i].reset);
+        CHECK_SLOG(r, steps[i].allowed, limit, steps[i].remaining, steps[i].retry, steps[i].reset);
         if (steps[i].log) {
             char where[128];
             snprintf(where, sizeof where, "step %zu (at %lld: %s)", i, steps[i].at_ms, steps[i].args);
@@ -224,9 +214,9 @@ static void test_hammering(void) {
     /* Honouring retry_after_ms lets it through: at last + 799 still blocked (4700 is in the window; had
      * it been logged, its 3rd newest would be 4800: retry 101), at last + 800 admitted. */
     clock_set(base + last + 799);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:hammer 3 1000 DRYRUN"), 0, 3, 0, 101, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:hammer 3 1000 DRYRUN"), 0, 3, 0, 101, 1000);
     clock_set(base + last + 800);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:hammer 3 1000 DRYRUN"), 1, 3, 0, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:hammer 3 1000 DRYRUN"), 1, 3, 0, -1, 1000);
     /* Hammer on for 5 more seconds: still nothing. Then stop for a whole window: one goes through. */
     for (int i = 0; i < 50; i++) {
         clock_set(base + last + 100 * (i + 1));
@@ -240,7 +230,7 @@ static void test_hammering(void) {
     CHECK_EQ(bad, 0);
     last += 5000;
     clock_set(base + last + 1000);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:hammer 3 1000"), 1, 3, 2, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:hammer 3 1000"), 1, 3, 2, -1, 1000);
     check_log("sl:hammer", base, "10900/0", "after a pause");
 }
 
@@ -250,7 +240,7 @@ static void test_memory_bound(void) {
     const long long base = T0 + 400000;
     del("sl:flood");
     clock_set(base);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:flood 5 1000000000 COST 5"), 1, 5, 0, -1, 1000000000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:flood 5 1000000000 COST 5"), 1, 5, 0, -1, 1000000000);
     /* 10^5 blocked attempts of cost 1..7, 0, 1, ... (the first, cost 1, makes 6 > 5 in the window, so
      * the peeks that follow are blocked too), pipelined in batches of 1000, the clock one ms further each
      * batch: the set never exceeds limit + 1. */
@@ -284,16 +274,16 @@ static void test_memory_bound(void) {
     /* A cost above limit + 1 writes limit + 1 entries only. */
     del("sl:big");
     clock_set(base + 1000);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:big 5 1000 COST 100000"), 0, 5, 0, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:big 5 1000 COST 100000"), 0, 5, 0, -1, 1000);
     check_log("sl:big", base + 1000, "0/0 0/1 0/2 0/3 0/4 0/5", "cost above limit + 1");
     del("sl:big");
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:big 1000 60000 COST 100000"), 0, 1000, 0, -1, 60000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:big 1000 60000 COST 100000"), 0, 1000, 0, -1, 60000);
     CHECK_EQ(zcard(c, "sl:big"), 1001);
     /* The largest limit: 10^5 admitted in one call, then one more blocked: 10^5 + 1 entries. */
     del("sl:big");
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:big 100000 60000 COST 100000"), 1, 100000, 0, -1, 60000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:big 100000 60000 COST 100000"), 1, 100000, 0, -1, 60000);
     CHECK_EQ(zcard(c, "sl:big"), 100000);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:big 100000 60000 COST 100000"), 0, 100000, 0, 60000, 60000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:big 100000 60000 COST 100000"), 0, 100000, 0, 60000, 60000);
     CHECK_EQ(zcard(c, "sl:big"), 100001);
     del("sl:big");
 }
@@ -355,7 +345,7 @@ static void test_exact_retry(void) {
         clock_set(at + reset - 1);
         CHECK_EQ(rl(c, "RL.SLIDINGLOG sl:probe %s COST 0 DRYRUN", p).reset_after_ms, 1);
         clock_set(at + reset);
-        CHECK_RL(rl(c, "RL.SLIDINGLOG sl:probe %s COST 0 DRYRUN", p), 1, cases[i].limit, cases[i].limit, -1, 0);
+        CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:probe %s COST 0 DRYRUN", p), 1, cases[i].limit, cases[i].limit, -1, 0);
         if (check_failed != failed) fprintf(stderr, "     ^ exact retry case %zu (%s)\n", i, p);
     }
     del("sl:probe");
@@ -370,24 +360,24 @@ static void test_user_members(void) {
     freeReplyObject(cmd(c, "ZADD sl:user %lld old %lld edge %lld a %lld b", us - 2000000, us - 1000000, us - 999999,
                         us - 500000));
     clock_set(t);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:user 3 1000"), 1, 3, 0, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:user 3 1000"), 1, 3, 0, -1, 1000);
     char want[256];
     snprintf(want, sizeof want, "a=%lld b=%lld %lld-0=%lld", us - 999999, us - 500000, us, us);
     char *got = log_render(c, "sl:user");
     CHECK_STR(got, want);
     free(got);
     /* Logged, a fourth would need b (the 3rd newest) out: t + 500. */
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:user 3 1000 DRYRUN"), 0, 3, 0, 500, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:user 3 1000 DRYRUN"), 0, 3, 0, 500, 1000);
     /* a leaves at us + 1 µs: one ms later there is room again. */
     clock_set(t + 1);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:user 3 1000 DRYRUN"), 1, 3, 0, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:user 3 1000 DRYRUN"), 1, 3, 0, -1, 1000);
 
     /* More than limit + 1 of the user's entries in the window: blocked, logged, and trimmed to the newest
      * limit + 1; with the attempt logged, the 3rd newest is m7 (t - 820 ms): retry 180. */
     del("sl:many");
     for (int j = 0; j < 10; j++) freeReplyObject(cmd(c, "ZADD sl:many %lld m%d", us - 900000 + j * 10000, j));
     clock_set(t);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:many 3 1000"), 0, 3, 0, 180, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:many 3 1000"), 0, 3, 0, 180, 1000);
     snprintf(want, sizeof want, "m7=%lld m8=%lld m9=%lld %lld-0=%lld", us - 830000, us - 820000, us - 810000, us, us);
     got = log_render(c, "sl:many");
     CHECK_STR(got, want);
@@ -399,7 +389,7 @@ static void test_user_members(void) {
     del("sl:frac");
     freeReplyObject(cmd(c, "ZADD sl:frac %lld.5 x", us - 1000000));
     clock_set(t);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:frac 1 1000 DRYRUN"), 0, 1, 0, 1000, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:frac 1 1000 DRYRUN"), 0, 1, 0, 1000, 1000);
     del("sl:frac");
 
     /* A user's member whose name is what the module would pick for its own entry must not be lost:
@@ -407,9 +397,9 @@ static void test_user_members(void) {
      * skips member names the set already holds at any score). */
     del("sl:clash");
     freeReplyObject(cmd(c, "ZADD sl:clash %lld %lld-0", us - 100000, us));
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:clash 3 1000"), 1, 3, 1, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:clash 3 1000"), 1, 3, 1, -1, 1000);
     CHECK_EQ(zcard(c, "sl:clash"), 2);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:clash 3 1000 COST 0"), 1, 3, 1, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:clash 3 1000 COST 0"), 1, 3, 1, -1, 1000);
     del("sl:clash");
 }
 
@@ -422,14 +412,14 @@ static void test_dryrun_writes_nothing(void) {
     del("sl:dry");
     clock_set(t);
     /* On a missing key no DRYRUN creates one, whatever it answers. */
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 COST 3 DRYRUN"), 1, 5, 2, -1, 1000);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 COST 100000 DRYRUN"), 0, 5, 0, -1, 1000);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 MINGAP 10 DRYRUN"), 1, 5, 4, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 COST 3 DRYRUN"), 1, 5, 2, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 COST 100000 DRYRUN"), 0, 5, 0, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 MINGAP 10 DRYRUN"), 1, 5, 4, -1, 1000);
     CHECK_EQ(exists("sl:dry"), 0);
 
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 COST 3"), 1, 5, 2, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:dry 5 1000 COST 3"), 1, 5, 2, -1, 1000);
     clock_set(t + 600);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:dry 5 1000"), 1, 5, 1, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:dry 5 1000"), 1, 5, 1, -1, 1000);
     size_t l0;
     char *before = dump_key(c, "sl:dry", &l0);
     long long expire0 = cmd_int(c, "PEXPIRETIME sl:dry");
@@ -451,7 +441,7 @@ static void test_dryrun_writes_nothing(void) {
     for (size_t i = 0; i < sizeof dry / sizeof dry[0]; i++) {
         clock_set(t + dry[i].at);
         long long failed = check_failed;
-        CHECK_RL(rl(c, "RL.SLIDINGLOG sl:dry %s", dry[i].args), dry[i].allowed, 5, dry[i].remaining, dry[i].retry,
+        CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:dry %s", dry[i].args), dry[i].allowed, 5, dry[i].remaining, dry[i].retry,
                  dry[i].reset);
         size_t l1;
         char *after = dump_key(c, "sl:dry", &l1);
@@ -470,17 +460,17 @@ static void test_ttl_and_deletion(void) {
     del("sl:idle");
     clock_set(t);
     /* Frozen clock: the expiry is the real reset plus an hour. */
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 2"), 1, 5, 3, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 2"), 1, 5, 3, -1, 1000);
     long long pttl = cmd_int(c, "PTTL sl:idle");
     CHECK(pttl > HOUR_MS + 1000 - 100 && pttl <= HOUR_MS + 1000);
     /* Once the window has passed: a DRYRUN reports idle but keeps the key; a peek deletes it. */
     clock_advance(1000);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 0 DRYRUN"), 1, 5, 5, -1, 0);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 0 DRYRUN"), 1, 5, 5, -1, 0);
     CHECK_EQ(exists("sl:idle"), 1);
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 0"), 1, 5, 5, -1, 0);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 0"), 1, 5, 5, -1, 0);
     CHECK_EQ(exists("sl:idle"), 0);
     /* A peek on a missing key creates nothing. */
-    CHECK_RL(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 0"), 1, 5, 5, -1, 0);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:idle 5 1000 COST 0"), 1, 5, 5, -1, 0);
     CHECK_EQ(exists("sl:idle"), 0);
 
     /* Real clock: reset_after_ms == PTTL within 1 ms, both read at the same instant (MULTI). */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "rl_checks.h"
 #include "server.h"
 
 static server *srv;
@@ -15,17 +15,6 @@ static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET
 static void clock_advance(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK ADVANCE %lld", ms)); }
 static void del(const char *key) { freeReplyObject(cmd(c, "DEL %s", key)); }
 static long long exists(const char *key) { return cmd_int(c, "EXISTS %s", key); }
-
-#define CHECK_RL(r, a, lim, rem, retry, reset, wait)                                              \
-    do {                                                                                          \
-        CHECK((r).ok);                                                                            \
-        CHECK_EQ((r).allowed, a);                                                                 \
-        CHECK_EQ((r).limit, lim);                                                                 \
-        CHECK_EQ((r).remaining, rem);                                                             \
-        CHECK_EQ((r).retry_after_ms, retry);                                                      \
-        CHECK_EQ((r).reset_after_ms, reset);                                                      \
-        CHECK_EQ((r).wait_ms, wait);                                                              \
-    } while (0)
 
 /* 3 tokens per 1000 ms, capacity 1: 333 ms after emptying is too early, 334 ms is enough. */
 static void test_exact_rational_refill(void) {

@@ -254,15 +254,11 @@ redisReply *cmdline(redisContext *c, const char *fmt, ...) {
     return r;
 }
 
-rl_result rl(redisContext *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = vcmdline(c, fmt, ap);
-    va_end(ap);
+rl_result rl_of(const redisReply *r) {
     rl_result res = {0};
-    if (r->type == REDIS_REPLY_ERROR) {
+    if (r && r->type == REDIS_REPLY_ERROR) {
         snprintf(res.error, sizeof res.error, "%s", r->str);
-    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 6) {
+    } else if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 6) {
         long long *fields[6] = {&res.allowed, &res.limit, &res.remaining, &res.retry_after_ms,
                                 &res.reset_after_ms, &res.wait_ms};
         res.ok = 1;
@@ -271,6 +267,15 @@ rl_result rl(redisContext *c, const char *fmt, ...) {
             *fields[i] = r->element[i]->integer;
         }
     }
+    return res;
+}
+
+rl_result rl(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = vcmdline(c, fmt, ap);
+    va_end(ap);
+    rl_result res = rl_of(r);
     freeReplyObject(r);
     return res;
 }

@@ -64,6 +64,8 @@ typedef struct rl_result {
     char error[256];
 } rl_result;
 rl_result rl(redisContext *c, const char *fmt, ...);
+/* The same, for a reply already read (an element of EXEC's or EVAL's array). */
+rl_result rl_of(const redisReply *r);
 
 /* DUMP of a key as a malloc'd buffer (NULL when the key does not exist), for byte-for-byte comparison. */
 char *dump_key(redisContext *c, const char *key, size_t *len);
