@@ -36,11 +36,9 @@ typedef rl_rate leaky_params; /* tokens = leak_tokens */
 
 static leaky_params leaky_params_of(const rl_request *req) { return rl_rate_of(req); }
 
-static const char *leaky_validate(const rl_request *req) {
+static int leaky_validate(const rl_request *req, char err[RL_ERR_LEN]) {
     leaky_params p = leaky_params_of(req);
-    if (rl_rate_too_slow(&p))
-        return "ERR capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from "
-               "full to empty would take longer than 31 years)";
+    if (rl_rate_too_slow(&p)) return rl_rate_error(err, "leak_tokens", "leak_ms", "draining from full to empty");
     return 0;
 }
 
@@ -91,7 +89,6 @@ static int leaky_cell_valid(const rl_cell *cell) {
 }
 
 const rl_algorithm rl_leaky_algorithm = {
-    .name = "LEAKY",
     .validate = leaky_validate,
     .decide = leaky_decide,
     .cell_valid = leaky_cell_valid,

@@ -16,4 +16,7 @@
 
 extern const rl_algorithm rl_leaky_algorithm;
 
+/* RL.LEAKY's own option: police (GCRA) instead of shaping. */
+#define RL_F_NODELAY RL_F_ALG(0)
+
 #endif

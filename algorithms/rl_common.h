@@ -42,17 +42,15 @@ typedef struct rl_reply {
 #define RL_REPLY_FIELDS 6
 extern const char *const rl_reply_field_names[RL_REPLY_FIELDS];
 
-/* Request flags. Each command accepts only those its options table lists. */
+/* Request flags: one bit per option given. The common ones are read by every algorithm; each algorithm
+ * declares its own options with RL_F_ALG(n) in its header (bits may repeat across algorithms, as each
+ * command accepts only its own options), and the module its own with RL_F_MODULE(n) (module/parse.h). */
 enum {
-    RL_F_DRYRUN = 1u << 0,
-    RL_F_INTERVAL = 1u << 1,  /* RL.TOKEN: refill in whole chunks */
-    RL_F_NODELAY = 1u << 2,   /* RL.LEAKY: police instead of shape */
-    RL_F_BLOCK = 1u << 3,     /* RL.LEAKY: hold the reply for wait_ms */
-    RL_F_FIXED = 1u << 4,     /* RL.WINDOW: fixed window */
-    RL_F_SLIDING = 1u << 5,   /* RL.WINDOW: sliding-window counter (default) */
-    RL_F_COST = 1u << 6,      /* COST was given (the parser's record; req->cost holds the value) */
-    RL_F_MINGAP = 1u << 7,    /* MINGAP was given (req->mingap_ms holds the value) */
+    RL_F_DRYRUN = 1u << 0, /* decide, store nothing */
+    RL_F_COST = 1u << 1,   /* COST was given (the parser's record; req->cost holds the value) */
 };
+#define RL_F_MODULE(n) (1u << (8 + (n)))
+#define RL_F_ALG(n) (1u << (16 + (n)))
 
 /* One parsed request. params[] are the command's positional numbers in order (for RL.TOKEN: capacity,
  * refill_tokens, refill_ms). */
@@ -70,18 +68,24 @@ typedef struct rl_cell {
     uint64_t w[2];
 } rl_cell;
 
-/* What an algorithm exports: one decision, a check of parameter combinations the per-argument ranges
+/* The size of an error message, with its NUL: long enough for any message the project writes. */
+#define RL_ERR_LEN 160
+
+/* What a cell algorithm exports: one decision, a check of parameter combinations the per-argument ranges
  * cannot express, and a check that a cell could have been written by this algorithm (for RDB load and
  * RL.SETSTATE, whose input may be crafted). */
 typedef struct rl_algorithm {
-    const char *name;  /* TOKEN, LEAKY, WINDOW: also the kind named in RL.SETSTATE */
-    /* Returns NULL or the complete error reply ("ERR ..."). */
-    const char *(*validate)(const rl_request *req);
+    /* Returns 0, or -1 with the complete error reply ("ERR <argument>: <what is wrong>") in err. */
+    int (*validate)(const rl_request *req, char err[RL_ERR_LEN]);
     /* Decide req against *cell (exists == 0: a new limiter). On return *cell is the state to store when
      * reply->reset_after_ms > 0. */
     void (*decide)(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply);
     int (*cell_valid)(const rl_cell *cell);
 } rl_algorithm;
+
+/* The error of a bucket whose parameters would take longer than RL_MAX_IDLE_MS to go from one end to the
+ * other (what: "refill from empty to full"); shared by the token and leaky buckets. Returns -1. */
+int rl_rate_error(char err[RL_ERR_LEN], const char *tokens_name, const char *ms_name, const char *what);
 
 /* --- exact integer helpers ------------------------------------------------------------------------ */
 

@@ -32,11 +32,9 @@ typedef rl_rate token_params; /* tokens = refill_tokens */
 
 static token_params token_params_of(const rl_request *req) { return rl_rate_of(req); }
 
-static const char *token_validate(const rl_request *req) {
+static int token_validate(const rl_request *req, char err[RL_ERR_LEN]) {
     token_params p = token_params_of(req);
-    if (rl_rate_too_slow(&p))
-        return "ERR capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from "
-               "empty to full would take longer than 31 years)";
+    if (rl_rate_too_slow(&p)) return rl_rate_error(err, "refill_tokens", "refill_ms", "refill from empty to full");
     return 0;
 }
 
@@ -160,7 +158,6 @@ static int token_cell_valid(const rl_cell *cell) {
 }
 
 const rl_algorithm rl_token_algorithm = {
-    .name = "TOKEN",
     .validate = token_validate,
     .decide = token_decide,
     .cell_valid = token_cell_valid,

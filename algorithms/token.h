@@ -8,6 +8,9 @@
 
 extern const rl_algorithm rl_token_algorithm;
 
+/* RL.TOKEN's own option: refill in whole chunks. */
+#define RL_F_INTERVAL RL_F_ALG(0)
+
 /* The cell layout, exposed for tests and for RL.SETSTATE documentation. */
 #define RL_TOKEN_INTERVAL_BIT (1ULL << 62)
 

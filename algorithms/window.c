@@ -176,10 +176,11 @@ static void sliding_decide(const rl_request *req, window_view *v, rl_reply *repl
 
 /* --- the algorithm ---------------------------------------------------------------------------------- */
 
-static const char *window_validate(const rl_request *req) {
+static int window_validate(const rl_request *req, char err[RL_ERR_LEN]) {
     /* Nothing the per-argument ranges leave open: at most two windows of 10^12 ms to idle, which is
      * within range everywhere it is used. */
     (void)req;
+    (void)err;
     return 0;
 }
 
@@ -201,7 +202,6 @@ static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_r
 }
 
 const rl_algorithm rl_window_algorithm = {
-    .name = "WINDOW",
     .validate = window_validate,
     .decide = window_decide,
     .cell_valid = window_cell_valid,

@@ -22,6 +22,10 @@
 
 extern const rl_algorithm rl_window_algorithm;
 
+/* RL.WINDOW's own options: a fixed window, or the sliding-window counter (the default). */
+#define RL_F_FIXED RL_F_ALG(0)
+#define RL_F_SLIDING RL_F_ALG(1)
+
 #define RL_WINDOW_START_BITS 46
 #define RL_WINDOW_COUNT_BITS 40
 #define RL_WINDOW_PREV_LOW_BITS (63 - RL_WINDOW_START_BITS)  /* 17 */

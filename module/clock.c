@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "../algorithms/rl_common.h"
@@ -44,6 +45,14 @@ static int clock_number(RedisModuleString *arg, int64_t min, int64_t max, int64_
     return rl_parse_int64(s, len, out) == 0 && *out >= min && *out <= max ? 0 : -1;
 }
 
+/* "ERR <name>: must be an integer between 0 and <the clock's last ms><more>". */
+static int time_range_error(RedisModuleCtx *ctx, const char *name, const char *more) {
+    char err[RL_ERR_LEN];
+    snprintf(err, sizeof err, "ERR %s: must be an integer between 0 and %lld%s", name, (long long)(RL_MAX_TIME_MS - 1),
+             more);
+    return RedisModule_ReplyWithError(ctx, err);
+}
+
 static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (argc < 2) return RedisModule_WrongArity(ctx);
     size_t len;
@@ -54,18 +63,16 @@ static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     } else if (len == 4 && strncasecmp(sub, "REAL", 4) == 0 && argc == 2) {
         clock_frozen = 0;
     } else if (len == 3 && strncasecmp(sub, "SET", 3) == 0 && argc == 3) {
-        if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0)
-            return RedisModule_ReplyWithError(ctx, "ERR unix_ms must be an integer between 0 and 70368744177663");
+        if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0) return time_range_error(ctx, "unix_ms", "");
         clock_frozen = 1;
         clock_frozen_us = v * 1000;
     } else if (len == 7 && strncasecmp(sub, "ADVANCE", 7) == 0 && argc == 3) {
-        if (!clock_frozen) return RedisModule_ReplyWithError(ctx, "ERR RL.CLOCK ADVANCE needs a frozen clock (RL.CLOCK SET)");
+        if (!clock_frozen) return RedisModule_ReplyWithError(ctx, "ERR ADVANCE: needs a frozen clock (RL.CLOCK SET)");
         if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0 || clock_frozen_us / 1000 + v >= RL_MAX_TIME_MS)
-            return RedisModule_ReplyWithError(ctx, "ERR ms must be an integer between 0 and 70368744177663 "
-                                          "and keep the clock below it");
+            return time_range_error(ctx, "ms", " and keep the clock below it");
         clock_frozen_us += v * 1000;
     } else {
-        return RedisModule_ReplyWithError(ctx, "ERR syntax: RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL");
+        return RedisModule_ReplyWithError(ctx, "ERR subcommand: must be SET <unix_ms>, ADVANCE <ms>, GET or REAL");
     }
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }

@@ -1,66 +1,85 @@
-/* command.c -- the command table and the one generic path every RL.* command runs.
+/* command.c -- the limiter table, generated from the list, and the one generic path every RL.* command runs.
  *
  * As SET, SETEX and SETNX share setGenericCommand in Redis, every RL.* command shares rl_generic_command:
- * a command differs from another only by its row in rl_commands, i.e. its syntax (numbers and options,
- * in syntax.c) and how it executes a decision against its key (a 16-byte cell for RL.TOKEN, RL.LEAKY and
- * RL.WINDOW, a sorted set for RL.SLIDINGLOG). The path: parse, read the clock, execute (check the parameters'
- * combination, decide, store the effect and replicate it unless DRYRUN), reply, or for BLOCK hold the
- * reply until wait_ms has passed. */
-#include <stdio.h>
-
+ * a command differs from another only by its row in the list (limiters.h), i.e. its syntax (syntax.c)
+ * and its storage's steps (rl_module.h). The path: parse, read the clock, prepare (validate, decide),
+ * commit unless DRYRUN or nothing changes, release, then reply, or for BLOCK hold the reply until wait_ms
+ * has passed. */
 #include "clock.h"
 #include "rl_module.h"
-#include "syntax.h"
 
-typedef struct rl_command_def {
-    const rl_syntax *syntax;
-    rl_execute_fn execute;
-    const void *target; /* what execute works on: the rl_kind of a cell command */
-} rl_command_def;
-
-#define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define CELL_COMMAND(kind) rl_cell_execute, &rl_kinds[kind]
-
-static const rl_command_def rl_commands[] = {
-    {&rl_syntaxes[RL_SYNTAX_TOKEN], CELL_COMMAND(RL_KIND_TOKEN)},
-    {&rl_syntaxes[RL_SYNTAX_LEAKY], CELL_COMMAND(RL_KIND_LEAKY)},
-    {&rl_syntaxes[RL_SYNTAX_WINDOW], CELL_COMMAND(RL_KIND_WINDOW)},
-    {&rl_syntaxes[RL_SYNTAX_SLIDINGLOG], rl_slog_execute, NULL},
-};
-
-static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_command_def *def) {
+static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim) {
     int nargs = argc - 2;
-    if (nargs < def->syntax->nparams || nargs > RL_MAX_ARGS) return RedisModule_WrongArity(ctx);
+    if (nargs < lim->syntax->nparams || nargs > RL_MAX_ARGS) return RedisModule_WrongArity(ctx);
 
     const char *args[RL_MAX_ARGS];
     size_t lens[RL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
     rl_request req;
     char err[RL_ERR_LEN];
-    if (rl_parse(def->syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
+    if (rl_parse(lim->syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
     req.now_us = rl_clock_now_us();
 
-    rl_reply reply;
-    const char *failed = def->execute(ctx, argv[1], &req, def->target, &reply);
+    rl_pending p = {.lim = lim, .req = &req, .keyname = argv[1]};
+    const char *failed = lim->steps->prepare(ctx, &p, err);
+    if (!failed && p.changes && !(req.flags & RL_F_DRYRUN)) lim->steps->commit(ctx, &p);
+    lim->steps->release(ctx, &p);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
-    if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && reply.allowed && reply.wait_ms > 0 &&
+
+    if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && p.reply.allowed && p.reply.wait_ms > 0 &&
         rl_can_block(ctx))
-        return rl_hold_reply(ctx, &reply);
-    return rl_send_reply(ctx, &reply);
+        return rl_hold_reply(ctx, &p.reply);
+    return rl_send_reply(ctx, &p.reply);
 }
 
-#define RL_COMMAND_FN(i)                                                                      \
-    static int rl_command_##i(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {      \
-        return rl_generic_command(ctx, argv, argc, &rl_commands[i]);                           \
-    }
-RL_COMMAND_FN(0)
-RL_COMMAND_FN(1)
-RL_COMMAND_FN(2)
-RL_COMMAND_FN(3)
-static RedisModuleCmdFunc rl_command_fns[] = {rl_command_0, rl_command_1, rl_command_2, rl_command_3};
+/* --- the table, generated from the list ---------------------------------------------------------------
+ *
+ * For each row: its command function, and for a cell limiter the data type callbacks that must know
+ * which limiter they serve (Redis gives them no private data). */
 
-/* Key specs: the key is argument 1, read and written. They make COMMAND GETKEYS, ACL key patterns and
- * Cluster routing see it. */
+#define CELL_CALLBACKS_cell(id)                                                                 \
+    static void *rdb_load_##id(RedisModuleIO *io, int encver) {                                 \
+        return rl_cell_rdb_load(io, encver, &rl_limiters[RL_LIM_##id]);                          \
+    }                                                                                            \
+    static void aof_rewrite_##id(RedisModuleIO *aof, RedisModuleString *key, void *value) {     \
+        rl_cell_aof_rewrite(aof, key, value, &rl_limiters[RL_LIM_##id]);                         \
+    }
+#define CELL_CALLBACKS_log(id)
+#define CELL_METHODS_cell(id) rdb_load_##id, aof_rewrite_##id
+#define CELL_METHODS_log(id) NULL, NULL
+
+#define LIMITER_FUNCTIONS(id, command, type_name, tag, algorithm, storage)                     \
+    static int command_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {          \
+        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id]);                   \
+    }                                                                                            \
+    CELL_CALLBACKS_##storage(id)
+RL_LIMITERS(LIMITER_FUNCTIONS)
+
+#define LIMITER_ROW(id, command, type_name, tag, algorithm, storage)                           \
+    [RL_LIM_##id] = {#id, &rl_syntaxes[RL_LIM_##id], type_name, tag, algorithm, &rl_##storage##_steps, \
+                     command_##id, CELL_METHODS_##storage(id), NULL},
+rl_limiter rl_limiters[RL_NLIMITERS] = {RL_LIMITERS(LIMITER_ROW)};
+
+/* What the list must get right, checked by the compiler: a module type name has exactly 9 characters
+ * (Redis refuses the module at load otherwise), and no two limiters share a tag (a duplicate case label
+ * does not compile). */
+#define TYPE_NAME_OK_cell(name) (sizeof(name) == 10)
+#define TYPE_NAME_OK_log(name) 1
+#define CHECK_TYPE_NAME(id, command, type_name, tag, algorithm, storage) \
+    _Static_assert(TYPE_NAME_OK_##storage(type_name), #id ": a module data type name has 9 characters");
+RL_LIMITERS(CHECK_TYPE_NAME)
+
+#define TAG_CASE(id, command, type_name, tag, algorithm, storage) case tag:
+static inline void rl_tags_are_distinct(int tag) {
+    switch (tag) {
+        RL_LIMITERS(TAG_CASE)
+        break;
+    }
+}
+
+/* --- registration ----------------------------------------------------------------------------------- */
+
+/* Key specs: the key is argument 1. They make COMMAND GETKEYS, ACL key patterns and Cluster routing see it. */
 static int register_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn, const char *flags,
                             int arity, uint64_t key_flags) {
     if (RedisModule_CreateCommand(ctx, name, fn, flags, 1, 1, 1) != REDISMODULE_OK) return REDISMODULE_ERR;
@@ -77,12 +96,13 @@ static int register_command(RedisModuleCtx *ctx, const char *name, RedisModuleCm
 }
 
 int rl_commands_register(RedisModuleCtx *ctx) {
-    if (NOPTS(rl_command_fns) != NOPTS(rl_commands)) return REDISMODULE_ERR;
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
-    for (int i = 0; i < NOPTS(rl_commands); i++)
-        if (register_command(ctx, rl_commands[i].syntax->name, rl_command_fns[i], "write deny-oom fast",
-                             -(2 + rl_commands[i].syntax->nparams), update) != REDISMODULE_OK)
+    for (int i = 0; i < RL_NLIMITERS; i++) {
+        const rl_limiter *lim = &rl_limiters[i];
+        if (register_command(ctx, lim->syntax->name, lim->command, "write deny-oom fast", -(2 + lim->syntax->nparams),
+                             update) != REDISMODULE_OK)
             return REDISMODULE_ERR;
+    }
     return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -3,
                             REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE);
 }

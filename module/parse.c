@@ -45,15 +45,15 @@ void rl_sanitize(char *dst, size_t dstlen, const char *src, size_t len) {
     dst[j] = '\0';
 }
 
-static int range_error(char *err, const char *name, int64_t min, int64_t max) {
-    snprintf(err, RL_ERR_LEN, "ERR %s must be an integer between %lld and %lld", name, (long long)min,
+int rl_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max) {
+    snprintf(err, RL_ERR_LEN, "ERR %s: must be an integer between %lld and %lld", name, (long long)min,
              (long long)max);
     return -1;
 }
 
-static int parse_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max,
-                        int64_t *out, char *err) {
-    if (rl_parse_int64(s, len, out) != 0 || *out < min || *out > max) return range_error(err, name, min, max);
+static int parse_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max, int64_t *out,
+                        char *err) {
+    if (rl_parse_int64(s, len, out) != 0 || *out < min || *out > max) return rl_range_error(err, name, min, max);
     return 0;
 }
 
@@ -71,8 +71,30 @@ static const char *flag_name(const rl_syntax *syn, uint32_t flag) {
     return "?";
 }
 
-int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
-             char err[RL_ERR_LEN]) {
+/* Apply option o found at args[*i], reading its value if it takes one. */
+static int parse_option(const rl_syntax *syn, const rl_option_spec *o, int nargs, const char *const *args,
+                        const size_t *lens, int *i, rl_request *req, char *err) {
+    if (req->flags & o->flag) {
+        snprintf(err, RL_ERR_LEN, "ERR %s: given more than once", o->name);
+        return -1;
+    }
+    if (req->flags & o->conflicts) {
+        snprintf(err, RL_ERR_LEN, "ERR %s: cannot be combined with %s", o->name,
+                 flag_name(syn, req->flags & o->conflicts));
+        return -1;
+    }
+    req->flags |= o->flag;
+    if (o->slot == RL_NO_VALUE) return 0;
+    if (++*i == nargs) {
+        snprintf(err, RL_ERR_LEN, "ERR %s: needs a value", o->name);
+        return -1;
+    }
+    int64_t *slot = (int64_t *)((char *)req + o->slot);
+    return parse_ranged(args[*i], lens[*i], o->name, o->min, o->max, slot, err);
+}
+
+int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
+                    char err[RL_ERR_LEN]) {
     *req = (rl_request){.cost = 1};
     if (nargs < syn->nparams) {
         snprintf(err, RL_ERR_LEN, "ERR wrong number of arguments for '%s' command", syn->name);
@@ -82,31 +104,24 @@ int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const siz
         const rl_param_spec *p = &syn->params[i];
         if (parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
     }
-    for (int i = syn->nparams; i < nargs; i++) {
+    int i = syn->nparams;
+    for (; i < nargs; i++) {
         const rl_option_spec *o = find_option(syn, args[i], lens[i]);
-        if (!o) {
-            char shown[40];
-            rl_sanitize(shown, sizeof shown, args[i], lens[i]);
-            snprintf(err, RL_ERR_LEN, "ERR unknown option '%s' for '%s'", shown, syn->name);
-            return -1;
-        }
-        if (req->flags & o->flag) {
-            snprintf(err, RL_ERR_LEN, "ERR option %s given more than once", o->name);
-            return -1;
-        }
-        if (req->flags & o->conflicts) {
-            snprintf(err, RL_ERR_LEN, "ERR options %s and %s cannot be combined",
-                     flag_name(syn, req->flags & o->conflicts), o->name);
-            return -1;
-        }
-        req->flags |= o->flag;
-        if (o->kind == RL_OPT_FLAG) continue;
-        if (++i == nargs) {
-            snprintf(err, RL_ERR_LEN, "ERR option %s needs a value", o->name);
-            return -1;
-        }
-        int64_t *dst = o->kind == RL_OPT_COST ? &req->cost : &req->mingap_ms;
-        if (parse_ranged(args[i], lens[i], o->name, o->min, o->max, dst, err) != 0) return -1;
+        if (!o) break;
+        if (parse_option(syn, o, nargs, args, lens, &i, req, err) != 0) return -1;
+    }
+    return i;
+}
+
+int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
+             char err[RL_ERR_LEN]) {
+    int used = rl_parse_clause(syn, nargs, args, lens, req, err);
+    if (used < 0) return -1;
+    if (used < nargs) {
+        char shown[40];
+        rl_sanitize(shown, sizeof shown, args[used], lens[used]);
+        snprintf(err, RL_ERR_LEN, "ERR '%s': not an option of %s", shown, syn->name);
+        return -1;
     }
     return 0;
 }

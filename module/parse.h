@@ -1,8 +1,11 @@
 /* parse.h -- the one argument parser of every RL.* command.
  *
  * A command is described by data (rl_syntax): its positional numbers with their ranges, and the options
- * it accepts. The parser turns the arguments after the key into an rl_request or an error that names the
- * argument. It uses no Redis header, so unit tests and fuzzers drive it directly. */
+ * it accepts. An option is a flag, or a flag with a number stored in the request at a slot its table row
+ * names, so a new option is one row. The parser turns the arguments after the key into an rl_request or
+ * an error that names the argument ("ERR <argument>: <what is wrong>"). It parses one clause at a time
+ * and says how many arguments the clause used, so one command line can carry several clauses. It uses no
+ * Redis header, so unit tests and fuzzers drive it directly. */
 #ifndef RL_PARSE_H
 #define RL_PARSE_H
 
@@ -12,20 +15,23 @@
 #include "../algorithms/rl_common.h"
 
 #define RL_MAX_PARAMS 3
-#define RL_ERR_LEN 160
 
-/* What an option carries: nothing (a flag), or a number stored in the request. */
-typedef enum { RL_OPT_FLAG, RL_OPT_COST, RL_OPT_MINGAP } rl_option_kind;
+/* The module's own option: hold the reply server-side for wait_ms (RL.LEAKY BLOCK). */
+#define RL_F_BLOCK RL_F_MODULE(0)
 
 typedef struct rl_param_spec {
     const char *name;
     int64_t min, max;
 } rl_param_spec;
 
+/* Where an option's value goes: the offset of an int64_t field of rl_request, or none for a flag. */
+#define RL_SLOT(field) ((int)offsetof(rl_request, field))
+#define RL_NO_VALUE (-1)
+
 typedef struct rl_option_spec {
     const char *name;    /* upper case; matched case-insensitively */
-    rl_option_kind kind;
     uint32_t flag;       /* RL_F_* bit set when the option is present (each option has its own bit) */
+    int slot;            /* RL_SLOT(field) the value is stored in, or RL_NO_VALUE */
     int64_t min, max;    /* range of the value, for options that take one */
     uint32_t conflicts;  /* flags this option cannot be combined with */
 } rl_option_spec;
@@ -42,14 +48,25 @@ typedef struct rl_syntax {
 /* The most arguments after the key any command can take: every number, every option once with value. */
 #define RL_MAX_ARGS 16
 
-/* Parse args[0..nargs) (the arguments after the key). On success fills *req (now_us left 0) and returns
- * 0. On error writes a complete Redis error ("ERR ...", printable, no CR/LF) to err and returns -1. */
+/* Parse one clause from args[0..nargs): the numbers, then options until the arguments run out or one is
+ * not an option of this syntax. Fills *req (cost 1 unless COST, now_us 0) and returns how many arguments
+ * it used (at least syn->nparams). On error writes a complete Redis error (printable, no CR/LF) to err
+ * and returns -1. */
+int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
+                    char err[RL_ERR_LEN]);
+
+/* Parse args[0..nargs) (the arguments after the key) as one clause that uses them all: an argument left
+ * over is an unknown option. Returns 0 or -1 with err. */
 int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
              char err[RL_ERR_LEN]);
 
 /* Strict decimal integer: optional '-', digits, no leading zeros, no spaces, within int64. Returns 0 on
  * success. Shared with the commands that take raw numbers (RL.CLOCK, RL.SETSTATE). */
 int rl_parse_int64(const char *s, size_t len, int64_t *out);
+
+/* The error of a number out of its range: "ERR <name>: must be an integer between <min> and <max>".
+ * Returns -1. */
+int rl_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max);
 
 /* Copy untrusted bytes into an error message: printable ASCII only, at most 32 characters. */
 void rl_sanitize(char *dst, size_t dstlen, const char *src, size_t len);

@@ -1,6 +1,7 @@
 /* ratelimit.c -- the module's entry point.
  *
- * Loads as module `ratelimit`: registers the limiter data types (type.c), the RL.* commands (command.c)
+ * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), the RL.* commands
+ * (command.c)
  * and, when loaded with the argument `test-clock`, RL.CLOCK (clock.c). Only RedisModule_OnLoad is
  * exported from the shared object; everything else is hidden. */
 #include <string.h>
@@ -29,7 +30,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     }
 
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
-    if (rl_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     return REDISMODULE_OK;

@@ -1,39 +1,97 @@
-/* rl_module.h -- declarations shared by the module's glue files (not a public API). */
+/* rl_module.h -- declarations shared by the module's glue files (not a public API).
+ *
+ * Every RL.* command runs the same three steps against its key, whatever the limiter:
+ *   prepare  open the key, check its type, validate the parameters, decide: fills an rl_pending (the
+ *            reply, and the effect to write) and writes nothing;
+ *   commit   store the effect, set the expiry, replicate it: only for a real (not DRYRUN) request whose
+ *            effect changes the key;
+ *   release  close the key and free what prepare took: always.
+ * A limiter's storage (store_cell.c, store_log.c) provides the steps; the list (limiters.h) says which
+ * limiter uses which. Splitting decide from write lets one command check several limits before writing
+ * any. */
 #ifndef RL_MODULE_H
 #define RL_MODULE_H
 
 #include "redismodule.h"
 
-#include "../algorithms/rl_common.h"
-#include "parse.h"
+#include "limiters.h"
 
-/* One stored kind of limiter: the algorithm, and the Redis data type its cells are stored in. */
-typedef struct rl_kind {
-    const rl_algorithm *alg;
-    const char *type_name;  /* the 9-character Redis module type name */
-    RedisModuleType *type;  /* set at load */
-} rl_kind;
+typedef struct rl_limiter rl_limiter;
 
-/* Indexes into rl_kinds (type.c). */
-enum { RL_KIND_TOKEN, RL_KIND_LEAKY, RL_KIND_WINDOW };
-extern rl_kind rl_kinds[];
-extern const int rl_nkinds;
+/* What a sliding-log prepare read from its sorted set (store_log.c): the newest scores, in whole µs, held
+ * on the stack while few and on the heap beyond, and what the write needs to know. */
+#define RL_LOG_LOCAL_SCORES 64
+typedef struct rl_log_pending {
+    int64_t local[RL_LOG_LOCAL_SCORES];
+    int64_t *scores; /* local, or a heap block of `capacity` */
+    size_t count, capacity;
+    int64_t next_seq; /* first free sequence number for members at the decision time */
+    long long card;   /* entries in the set before the call */
+    rl_slog_plan plan;
+} rl_log_pending;
 
-/* How a command executes a parsed request against its key: decide, and unless DRYRUN store the effect
- * and replicate it. Returns NULL, or the error to reply (e.g. WRONGTYPE) when nothing was done. */
-typedef const char *(*rl_execute_fn)(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
-                                     const void *target, rl_reply *reply);
+/* A decision made and not yet written: what prepare hands to commit and release. */
+typedef struct rl_pending {
+    const rl_limiter *lim;
+    const rl_request *req;
+    RedisModuleString *keyname;
+    RedisModuleKey *key; /* open from prepare to release (NULL before) */
+    rl_reply reply;
+    int changes; /* committing would change the key (or its expiry) */
+    union {
+        struct {
+            rl_cell *stored; /* the key's value, NULL for a new limiter */
+            rl_cell next;    /* the state to store */
+            int64_t expire_at_ms;
+        } cell;
+        rl_log_pending log;
+    } u;
+} rl_pending;
 
-/* type.c */
-int rl_types_register(RedisModuleCtx *ctx);
+typedef struct rl_steps {
+    /* Returns NULL, or the error to reply (err, or a constant such as WRONGTYPE) when nothing was decided. */
+    const char *(*prepare)(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]);
+    void (*commit)(RedisModuleCtx *ctx, rl_pending *p);
+    void (*release)(RedisModuleCtx *ctx, rl_pending *p);
+} rl_steps;
+
+/* One row of the list (limiters.h), with what the module attaches to it. */
+struct rl_limiter {
+    const char *kind;              /* "TOKEN": RL.SETSTATE's and AOF rewrite's name for it */
+    const rl_syntax *syntax;       /* its command's name and arguments */
+    const char *type_name;
+    unsigned char tag;             /* its kind in the replicated RL.SETSTATE state */
+    const rl_algorithm *alg;       /* cell limiters */
+    const rl_steps *steps;
+    RedisModuleCmdFunc command;
+    RedisModuleTypeLoadFunc rdb_load;        /* cell limiters: their data type's callbacks that need */
+    RedisModuleTypeRewriteFunc aof_rewrite;  /* to know the limiter */
+    RedisModuleType *type;         /* cell limiters: set at load */
+};
+
+extern rl_limiter rl_limiters[RL_NLIMITERS];
+
+/* command.c */
+int rl_commands_register(RedisModuleCtx *ctx);
+
+/* store_cell.c, store_log.c */
+extern const rl_steps rl_cell_steps, rl_log_steps;
+
+/* cell_type.c: the module data types of the cell limiters. */
+int rl_cell_types_register(RedisModuleCtx *ctx);
+void *rl_cell_rdb_load(RedisModuleIO *io, int encver, const rl_limiter *lim);
+void rl_cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, void *value, const rl_limiter *lim);
+/* The cell limiter whose data type an open key holds: NULL if the key is empty, RL_CELL_OTHER if it holds
+ * anything else. */
+#define RL_CELL_OTHER ((const rl_limiter *)-1)
+const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
+/* Store a cell in an open key: into the existing value, or as a new value of the limiter's type. */
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, rl_cell *stored, const rl_cell *cell);
+
+/* setstate.c: the replicated effect of a cell write, and RL.SETSTATE which applies it. */
+void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
+                       int64_t expire_at_ms);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-/* Execute a cell command; target is its rl_kind. */
-const char *rl_cell_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
-                            const void *target, rl_reply *reply);
-
-/* slidinglog.c: execute RL.SLIDINGLOG against a sorted set (target unused). */
-const char *rl_slog_execute(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_request *req,
-                            const void *target, rl_reply *reply);
 
 /* reply.c */
 int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);
@@ -41,8 +99,5 @@ int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);
 int rl_can_block(RedisModuleCtx *ctx);
 /* Block the client and send reply after reply->wait_ms. */
 int rl_hold_reply(RedisModuleCtx *ctx, const rl_reply *reply);
-
-/* command.c */
-int rl_commands_register(RedisModuleCtx *ctx);
 
 #endif

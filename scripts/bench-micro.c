@@ -44,7 +44,7 @@ static void noop_decide(const rl_request *req, rl_cell *cell, int exists, rl_rep
     cell->w[0]++;
     reply->reset_after_ms = 1;
 }
-static const rl_algorithm noop_algorithm = {"NOOP", NULL, noop_decide, NULL};
+static const rl_algorithm noop_algorithm = {.decide = noop_decide};
 
 /* 100 per 60000 ms everywhere (token and leaky: capacity 100, 100 per minute; windows: 100 per minute). */
 static const bench_case cases[] = {

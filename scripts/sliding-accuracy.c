@@ -293,7 +293,8 @@ int main(int argc, char **argv) {
     rl_request sreq = {{limit, window, 0}, cost, 0, RL_F_SLIDING, 0};
     rl_request freq = {{limit, window, 0}, cost, 0, RL_F_FIXED, 0};
     rl_request lreq = {{limit, window, 0}, cost, 0, 0, 0};
-    if (rl_window_algorithm.validate && rl_window_algorithm.validate(&sreq)) {
+    char err[RL_ERR_LEN];
+    if (rl_window_algorithm.validate(&sreq, err)) {
         fprintf(stderr, "sliding-accuracy: RL.WINDOW refuses these parameters\n");
         return 1;
     }

@@ -262,14 +262,14 @@ static const cmddef cmds[] = {
     {"RL.TOKEN", "rl.token", "rl-tokens", 3, {"capacity", "refill_tokens", "refill_ms"},
      {MAX_COUNT, MAX_COUNT, MAX_COUNT}, "10 1 1000",
      {{"COST", 1, 0, MAX_COUNT, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"INTERVAL", 0, 0, 0, NULL}}, 3,
-     "ERR capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from empty to full would "
+     "ERR capacity: capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from empty to full would "
      "take longer than 31 years)",
      "1001 1 1000000000"},
     {"RL.LEAKY", "rl.leaky", "rl-leakyb", 3, {"capacity", "leak_tokens", "leak_ms"}, {MAX_COUNT, MAX_COUNT, MAX_COUNT},
      "10 1 1000",
      {{"COST", 1, 0, MAX_COUNT, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"NODELAY", 0, 0, 0, NULL}, {"BLOCK", 0, 0, 0, NULL}},
      4,
-     "ERR capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty would take "
+     "ERR capacity: capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty would take "
      "longer than 31 years)",
      "1001 1 1000000000"},
     {"RL.WINDOW", "rl.window", "rl-window", 2, {"limit", "window_ms"}, {MAX_COUNT, MAX_COUNT}, "10 1000",
@@ -302,7 +302,7 @@ static const bin bad_numbers[] = {
 #define NBAD ((int)(sizeof bad_numbers / sizeof bad_numbers[0]))
 
 static void range_text(char *out, size_t n, const char *name, long long min, long long max) {
-    snprintf(out, n, "ERR %s must be an integer between %lld and %lld", name, min, max);
+    snprintf(out, n, "ERR %s: must be an integer between %lld and %lld", name, min, max);
 }
 
 /* Start a vector: command, key (rotating between the command's own key, its binary-named key and a
@@ -341,7 +341,7 @@ static void test_arity(int ci) {
     a_begin(&a, ci, 1);
     a_words(&a, d->valid);
     while (a.argc < 2 + 16) a_str(&a, "DRYRUN");
-    expect_error(&a, "ERR option DRYRUN given more than once");
+    expect_error(&a, "ERR DRYRUN: given more than once");
     a_begin(&a, ci, 2);
     a_words(&a, d->valid);
     while (a.argc < 2 + 60) a_str(&a, "\r\n\xff");
@@ -407,14 +407,14 @@ static void test_options(int ci) {
         if (op->takes_value) a_str(&a, op->min == 0 ? "0" : "1");
         a_str(&a, op->name);
         if (op->takes_value) a_str(&a, "2");
-        snprintf(expected, sizeof expected, "ERR option %s given more than once", op->name);
+        snprintf(expected, sizeof expected, "ERR %s: given more than once", op->name);
         expect_error(&a, expected);
         if (!op->takes_value) continue;
         /* no value */
         a_begin(&a, ci, rot++);
         a_words(&a, d->valid);
         a_str(&a, op->name);
-        snprintf(expected, sizeof expected, "ERR option %s needs a value", op->name);
+        snprintf(expected, sizeof expected, "ERR %s: needs a value", op->name);
         expect_error(&a, expected);
         /* a bad value */
         range_text(expected, sizeof expected, op->name, op->min, op->max);
@@ -449,7 +449,7 @@ static void test_options(int ci) {
             a_begin(&a, ci, rot++);
             a_words(&a, d->valid);
             a_str(&a, name);
-            snprintf(expected, sizeof expected, "ERR unknown option '%s' for '%s'", name, d->lname);
+            snprintf(expected, sizeof expected, "ERR '%s': not an option of %s", name, d->lname);
             expect_error(&a, expected);
         }
     }
@@ -476,7 +476,7 @@ static void test_options(int ci) {
         a_begin(&a, ci, rot++);
         a_words(&a, d->valid);
         a_bin(&a, junk[i].arg.p, junk[i].arg.n);
-        snprintf(expected, sizeof expected, "ERR unknown option '%s' for '%s'", junk[i].shown, d->lname);
+        snprintf(expected, sizeof expected, "ERR '%s': not an option of %s", junk[i].shown, d->lname);
         expect_error(&a, expected);
         /* the same after a valid option: options are read left to right */
         a_begin(&a, ci, rot++);
@@ -504,19 +504,19 @@ static void test_options(int ci) {
     a_begin(&a, ci, rot++);
     a_words(&a, d->valid);
     a_words(&a, "FOO COST x");
-    snprintf(expected, sizeof expected, "ERR unknown option 'FOO' for '%s'", d->lname);
+    snprintf(expected, sizeof expected, "ERR 'FOO': not an option of %s", d->lname);
     expect_error(&a, expected);
     /* FIXED and SLIDING exclude each other, in either order and any case. */
     if (ci == 2) {
-        static const char *const pairs[][2] = {{"FIXED SLIDING", "FIXED and SLIDING"},
-                                               {"SLIDING FIXED", "SLIDING and FIXED"},
-                                               {"fixed DRYRUN Sliding", "FIXED and SLIDING"},
-                                               {"sliding COST 1 fixed", "SLIDING and FIXED"}};
+        static const char *const pairs[][2] = {{"FIXED SLIDING", "SLIDING: cannot be combined with FIXED"},
+                                               {"SLIDING FIXED", "FIXED: cannot be combined with SLIDING"},
+                                               {"fixed DRYRUN Sliding", "SLIDING: cannot be combined with FIXED"},
+                                               {"sliding COST 1 fixed", "FIXED: cannot be combined with SLIDING"}};
         for (int i = 0; i < 4; i++) {
             a_begin(&a, ci, rot++);
             a_words(&a, d->valid);
             a_words(&a, pairs[i][0]);
-            snprintf(expected, sizeof expected, "ERR options %s cannot be combined", pairs[i][1]);
+            snprintf(expected, sizeof expected, "ERR %s", pairs[i][1]);
             expect_error(&a, expected);
         }
     }
@@ -646,44 +646,44 @@ static void test_setstate(void) {
         if (n != 3 && n != 5) setstate_case("bi:tok", a1, n, arity);
 
     /* The compact form the primary replicates: one 25-byte state (kind letter, w0, w1, expiry; LE). */
-    const char *blob_len = "ERR state must be 25 bytes (or use: RL.SETSTATE key kind w0 w1 [PXAT unix_ms])";
+    const char *blob_len = "ERR state: must be 25 bytes (or use RL.SETSTATE key kind w0 w1 [PXAT unix_ms])";
     setstate_case("bi:tok", a1, 1, blob_len);
     static const bin bad_blobs[] = {B(""), B("T"), B("T0000000000000000000000000000"), B("\r\n")};
     for (size_t i = 0; i < sizeof bad_blobs / sizeof bad_blobs[0]; i++) setstate_case("bi:tok", &bad_blobs[i], 1, blob_len);
     bin unknown_kind = {"X\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1\0\0\0\0\0\0\0", 25};
-    setstate_case("bi:tok", &unknown_kind, 1, "ERR state has an unknown kind");
+    setstate_case("bi:tok", &unknown_kind, 1, "ERR state: unknown kind");
     bin no_expiry = {"T\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 25};
-    setstate_case("bi:tok", &no_expiry, 1, "ERR state has no valid expiry");
+    setstate_case("bi:tok", &no_expiry, 1, "ERR state: no valid expiry");
     bin bad_cell = {"W\0\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\1\0\0\0\0\0\0\0", 25};
-    setstate_case("bi:win", &bad_cell, 1, "ERR w0 w1 is not a valid state of this kind");
+    setstate_case("bi:win", &bad_cell, 1, "ERR w0 w1: not a valid state of this kind");
 
     static const bin bad_kinds[] = {B("FOO"), B(""), B("TOKENS"), B("TOK"), B("SLIDINGLOG"), B("ZSET"),
                                     B("\0TOKEN"), B("TOKEN\0"), B("\xff"), B("TOKEN ")};
     for (size_t i = 0; i < sizeof bad_kinds / sizeof bad_kinds[0]; i++) {
         bin args[] = {bad_kinds[i], B("x"), B("y")}; /* the kind is checked first */
-        setstate_case("bi:tok", args, 3, "ERR kind must be one of TOKEN, LEAKY, WINDOW");
+        setstate_case("bi:tok", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW");
     }
     static const bin bad_words[] = {B("x"), B(""), B("1.5"), B("+1"), B("-0"), B("01"), B("9223372036854775808"),
                                     B("-9223372036854775809"), B("\0"), B("1\0"), B("\r\n"), B("0x1")};
     for (size_t i = 0; i < sizeof bad_words / sizeof bad_words[0]; i++) {
         bin w0[] = {B("token"), bad_words[i], B("y")};
-        setstate_case("bi:tok", w0, 3, "ERR w0 must be an integer");
+        setstate_case("bi:tok", w0, 3, "ERR w0: must be an integer");
         bin w1[] = {B("LEAKY"), B("0"), bad_words[i]};
-        setstate_case("bi:leak", w1, 3, "ERR w1 must be an integer");
+        setstate_case("bi:leak", w1, 3, "ERR w1: must be an integer");
         bin w1p[] = {B("WINDOW"), B("0"), bad_words[i], B("PXAT"), B("1")};
-        setstate_case("bi:win", w1p, 5, "ERR w1 must be an integer");
+        setstate_case("bi:win", w1p, 5, "ERR w1: must be an integer");
         bin px[] = {B("TOKEN"), B("0"), B("0"), B("PXAT"), bad_words[i]};
-        setstate_case("bi:tok", px, 5, "ERR PXAT must be a positive integer");
+        setstate_case("bi:tok", px, 5, "ERR PXAT: must be a positive integer");
     }
     static const bin bad_px[] = {B("0"), B("-1"), B("-9223372036854775808")};
     for (size_t i = 0; i < sizeof bad_px / sizeof bad_px[0]; i++) {
         bin px[] = {B("TOKEN"), B("0"), B("0"), B("PXAT"), bad_px[i]};
-        setstate_case("bi:tok", px, 5, "ERR PXAT must be a positive integer");
+        setstate_case("bi:tok", px, 5, "ERR PXAT: must be a positive integer");
     }
     static const bin bad_opts[] = {B("PX"), B("EXAT"), B("PXATT"), B("\0PXAT"), B(""), B("KEEPTTL")};
     for (size_t i = 0; i < sizeof bad_opts / sizeof bad_opts[0]; i++) {
         bin px[] = {B("TOKEN"), B("0"), B("0"), bad_opts[i], B("5")};
-        setstate_case("bi:tok", px, 5, "ERR syntax: RL.SETSTATE key kind w0 w1 [PXAT unix_ms]");
+        setstate_case("bi:tok", px, 5, "ERR PXAT: expected PXAT unix_ms after w1");
     }
     /* Words no algorithm could have written. */
     static const struct {
@@ -704,9 +704,9 @@ static void test_setstate(void) {
     };
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         bin args[] = {invalid[i].kind, invalid[i].w0, invalid[i].w1};
-        setstate_case(invalid[i].key, args, 3, "ERR w0 w1 is not a valid state of this kind");
+        setstate_case(invalid[i].key, args, 3, "ERR w0 w1: not a valid state of this kind");
         bin argsp[] = {invalid[i].kind, invalid[i].w0, invalid[i].w1, B("PXAT"), B("99999999999999")};
-        setstate_case(invalid[i].key, argsp, 5, "ERR w0 w1 is not a valid state of this kind");
+        setstate_case(invalid[i].key, argsp, 5, "ERR w0 w1: not a valid state of this kind");
     }
     /* A valid state on a key of another type. */
     static const struct {
@@ -731,7 +731,7 @@ static void clock_case(const bin *args, int nargs, const char *expected) {
 }
 
 static void test_clock(void) {
-    const char *syntax = "ERR syntax: RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL";
+    const char *syntax = "ERR subcommand: must be SET <unix_ms>, ADVANCE <ms>, GET or REAL";
     clock_case(NULL, 0, "ERR wrong number of arguments for 'rl.clock' command");
     static const bin subs[][3] = {{B("FOO")},        {B("GET"), B("1")},      {B("REAL"), B("1")}, {B("SET")},
                                   {B("SET"), B("1"), B("2")}, {B("ADVANCE")}, {B("ADVANCE"), B("1"), B("2")},
@@ -743,21 +743,21 @@ static void test_clock(void) {
                                  B("01"), B("1.5"), B("\0"), B("+5"), B("-0")};
     for (size_t i = 0; i < sizeof bad_ms / sizeof bad_ms[0]; i++) {
         bin set[] = {B("set"), bad_ms[i]};
-        clock_case(set, 2, "ERR unix_ms must be an integer between 0 and 70368744177663");
+        clock_case(set, 2, "ERR unix_ms: must be an integer between 0 and 70368744177663");
         bin adv[] = {B("ADVANCE"), bad_ms[i]};
-        clock_case(adv, 2, "ERR ms must be an integer between 0 and 70368744177663 and keep the clock below it");
+        clock_case(adv, 2, "ERR ms: must be an integer between 0 and 70368744177663 and keep the clock below it");
     }
     /* A step that would carry the clock past its end. */
     bin far[] = {B("ADVANCE"), B("70368744177663")};
-    clock_case(far, 2, "ERR ms must be an integer between 0 and 70368744177663 and keep the clock below it");
+    clock_case(far, 2, "ERR ms: must be an integer between 0 and 70368744177663 and keep the clock below it");
     char rest[32];
     snprintf(rest, sizeof rest, "%lld", MAX_TIME_MS - T0);
     bin edge[] = {B("ADVANCE"), {rest, strlen(rest)}};
-    clock_case(edge, 2, "ERR ms must be an integer between 0 and 70368744177663 and keep the clock below it");
+    clock_case(edge, 2, "ERR ms: must be an integer between 0 and 70368744177663 and keep the clock below it");
     /* ADVANCE on the real clock (not comparable by snapshot: the real clock moves). */
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
-    CHECK(cmd_status_is(c, "ERR RL.CLOCK ADVANCE needs a frozen clock (RL.CLOCK SET)", "RL.CLOCK ADVANCE 1"));
-    CHECK(cmd_status_is(c, "ERR RL.CLOCK ADVANCE needs a frozen clock (RL.CLOCK SET)", "RL.CLOCK ADVANCE x"));
+    CHECK(cmd_status_is(c, "ERR ADVANCE: needs a frozen clock (RL.CLOCK SET)", "RL.CLOCK ADVANCE 1"));
+    CHECK(cmd_status_is(c, "ERR ADVANCE: needs a frozen clock (RL.CLOCK SET)", "RL.CLOCK ADVANCE x"));
     CHECK(cmd_status_is(c, "PONG", "PING"));
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
     CHECK_EQ(cmd_int(c, "RL.CLOCK GET"), T0);
@@ -913,20 +913,20 @@ static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char
             if (n > 32) shown[29] = shown[30] = shown[31] = '.';
             shown[j] = '\0';
             p->kind = P_ERR;
-            snprintf(p->error, sizeof p->error, "ERR unknown option '%s' for '%s'", shown, d->lname);
+            snprintf(p->error, sizeof p->error, "ERR '%s': not an option of %s", shown, d->lname);
             return;
         }
         const optdef *op = &d->opts[o];
         if (p->flags & (1u << o)) {
             p->kind = P_ERR;
-            snprintf(p->error, sizeof p->error, "ERR option %s given more than once", op->name);
+            snprintf(p->error, sizeof p->error, "ERR %s: given more than once", op->name);
             return;
         }
         if (op->conflicts) {
             const optdef *other = find_opt(d, op->conflicts);
             if (p->flags & (1u << (other - d->opts))) {
                 p->kind = P_ERR;
-                snprintf(p->error, sizeof p->error, "ERR options %s and %s cannot be combined", other->name, op->name);
+                snprintf(p->error, sizeof p->error, "ERR %s: cannot be combined with %s", op->name, other->name);
                 return;
             }
         }
@@ -934,7 +934,7 @@ static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char
         if (!op->takes_value) continue;
         if (++i == a->argc) {
             p->kind = P_ERR;
-            snprintf(p->error, sizeof p->error, "ERR option %s needs a value", op->name);
+            snprintf(p->error, sizeof p->error, "ERR %s: needs a value", op->name);
             return;
         }
         long long v;
@@ -968,11 +968,11 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
         long long expiry = 0;
         for (int i = 7; a->l[2] == 25 && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[17 + i]);
         if (a->l[2] != 25) {
-            snprintf(p->error, sizeof p->error, "ERR state must be 25 bytes (or use: RL.SETSTATE key kind w0 w1 [PXAT unix_ms])");
+            snprintf(p->error, sizeof p->error, "ERR state: must be 25 bytes (or use RL.SETSTATE key kind w0 w1 [PXAT unix_ms])");
         } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W') {
-            snprintf(p->error, sizeof p->error, "ERR state has an unknown kind");
+            snprintf(p->error, sizeof p->error, "ERR state: unknown kind");
         } else if (expiry < 1) {
-            snprintf(p->error, sizeof p->error, "ERR state has no valid expiry");
+            snprintf(p->error, sizeof p->error, "ERR state: no valid expiry");
         } else {
             const char *want = b[0] == 'T' ? "rl-tokens" : b[0] == 'L' ? "rl-leakyb" : "rl-window";
             p->kind = P_SETSTATE_VALID_OR_INVALID;
@@ -983,15 +983,15 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
     } else if (!eq_ci(a->v[2], a->l[2], "TOKEN") && !eq_ci(a->v[2], a->l[2], "LEAKY") &&
                !eq_ci(a->v[2], a->l[2], "WINDOW")) {
-        snprintf(p->error, sizeof p->error, "ERR kind must be one of TOKEN, LEAKY, WINDOW");
+        snprintf(p->error, sizeof p->error, "ERR kind: must be one of TOKEN, LEAKY, WINDOW");
     } else if (!strict_ll(a->v[3], a->l[3], &v)) {
-        snprintf(p->error, sizeof p->error, "ERR w0 must be an integer");
+        snprintf(p->error, sizeof p->error, "ERR w0: must be an integer");
     } else if (!strict_ll(a->v[4], a->l[4], &v)) {
-        snprintf(p->error, sizeof p->error, "ERR w1 must be an integer");
+        snprintf(p->error, sizeof p->error, "ERR w1: must be an integer");
     } else if (a->argc == 7 && !eq_ci(a->v[5], a->l[5], "PXAT")) {
-        snprintf(p->error, sizeof p->error, "ERR syntax: RL.SETSTATE key kind w0 w1 [PXAT unix_ms]");
+        snprintf(p->error, sizeof p->error, "ERR PXAT: expected PXAT unix_ms after w1");
     } else if (a->argc == 7 && (!strict_ll(a->v[6], a->l[6], &v) || v < 1)) {
-        snprintf(p->error, sizeof p->error, "ERR PXAT must be a positive integer");
+        snprintf(p->error, sizeof p->error, "ERR PXAT: must be a positive integer");
     } else {
         /* Whether the words are a valid state is the module's call; if they are, the key's type decides. */
         const char *want = eq_ci(a->v[2], a->l[2], "TOKEN") ? "rl-tokens" : eq_ci(a->v[2], a->l[2], "LEAKY") ? "rl-leakyb" : "rl-window";
@@ -1014,7 +1014,7 @@ static void predict_clock(const argv_t *a, long long clock, prediction *p) {
             p->kind = P_OK;
             p->clock_after = v;
         } else {
-            snprintf(p->error, sizeof p->error, "ERR unix_ms must be an integer between 0 and 70368744177663");
+            snprintf(p->error, sizeof p->error, "ERR unix_ms: must be an integer between 0 and 70368744177663");
         }
     } else if (eq_ci(a->v[1], a->l[1], "ADVANCE") && a->argc == 3) {
         if (strict_ll(a->v[2], a->l[2], &v) && v >= 0 && v < MAX_TIME_MS && clock + v < MAX_TIME_MS) {
@@ -1022,10 +1022,10 @@ static void predict_clock(const argv_t *a, long long clock, prediction *p) {
             p->clock_after = clock + v;
         } else {
             snprintf(p->error, sizeof p->error,
-                     "ERR ms must be an integer between 0 and 70368744177663 and keep the clock below it");
+                     "ERR ms: must be an integer between 0 and 70368744177663 and keep the clock below it");
         }
     } else {
-        snprintf(p->error, sizeof p->error, "ERR syntax: RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL");
+        snprintf(p->error, sizeof p->error, "ERR subcommand: must be SET <unix_ms>, ADVANCE <ms>, GET or REAL");
     }
 }
 
@@ -1236,7 +1236,7 @@ static void test_fuzz(void) {
             case P_OK: ok = x->type == REDIS_REPLY_STATUS && strcmp(x->str, "OK") == 0; break;
             case P_INT: ok = x->type == REDIS_REPLY_INTEGER && x->integer == clock; break;
             case P_SETSTATE_VALID_OR_INVALID:
-                ok = (x->type == REDIS_REPLY_ERROR && strcmp(x->str, "ERR w0 w1 is not a valid state of this kind") == 0) ||
+                ok = (x->type == REDIS_REPLY_ERROR && strcmp(x->str, "ERR w0 w1: not a valid state of this kind") == 0) ||
                      ((x->type == REDIS_REPLY_STATUS || x->type == REDIS_REPLY_ERROR) && strcmp(x->str, p.error) == 0);
                 break;
             default:

@@ -476,8 +476,8 @@ static void check_bad_inputs(const char *command, const char *key, const char *s
 
 #define LEAKY_ARITY "ERR wrong number of arguments for 'rl.leaky' command"
 #define WINDOW_ARITY "ERR wrong number of arguments for 'rl.window' command"
-#define RANGE(name) "ERR " name " must be an integer between 1 and 1000000000000"
-#define COST_RANGE "ERR COST must be an integer between 0 and 1000000000000"
+#define RANGE(name) "ERR " name ": must be an integer between 1 and 1000000000000"
+#define COST_RANGE "ERR COST: must be an integer between 0 and 1000000000000"
 
 static void test_bad_input(void) {
     static const bad_case leaky[] = {
@@ -502,26 +502,26 @@ static void test_bad_input(void) {
         {"10 1 1e3", RANGE("leak_ms")},
         {"10 1 1000000000001", RANGE("leak_ms")},
         {"10 1 99999999999999999999", RANGE("leak_ms")},
-        {"10 1 1000 COST", "ERR option COST needs a value"},
-        {"10 1 1000 NODELAY COST", "ERR option COST needs a value"},
+        {"10 1 1000 COST", "ERR COST: needs a value"},
+        {"10 1 1000 NODELAY COST", "ERR COST: needs a value"},
         {"10 1 1000 COST -1", COST_RANGE},
         {"10 1 1000 COST x", COST_RANGE},
         {"10 1 1000 COST 1000000000001", COST_RANGE},
         {"10 1 1000 COST 99999999999999999999", COST_RANGE},
-        {"10 1 1000 COST 1 COST 1", "ERR option COST given more than once"},
-        {"10 1 1000 NODELAY nodelay", "ERR option NODELAY given more than once"},
-        {"10 1 1000 BLOCK BLOCK", "ERR option BLOCK given more than once"},
-        {"10 1 1000 DRYRUN DRYRUN", "ERR option DRYRUN given more than once"},
-        {"10 1 1000 FOO", "ERR unknown option 'FOO' for 'rl.leaky'"},
-        {"10 1 1000 FIXED", "ERR unknown option 'FIXED' for 'rl.leaky'"},
-        {"10 1 1000 SLIDING", "ERR unknown option 'SLIDING' for 'rl.leaky'"},
-        {"10 1 1000 INTERVAL", "ERR unknown option 'INTERVAL' for 'rl.leaky'"},
-        {"10 1 1000 1", "ERR unknown option '1' for 'rl.leaky'"},
+        {"10 1 1000 COST 1 COST 1", "ERR COST: given more than once"},
+        {"10 1 1000 NODELAY nodelay", "ERR NODELAY: given more than once"},
+        {"10 1 1000 BLOCK BLOCK", "ERR BLOCK: given more than once"},
+        {"10 1 1000 DRYRUN DRYRUN", "ERR DRYRUN: given more than once"},
+        {"10 1 1000 FOO", "ERR 'FOO': not an option of rl.leaky"},
+        {"10 1 1000 FIXED", "ERR 'FIXED': not an option of rl.leaky"},
+        {"10 1 1000 SLIDING", "ERR 'SLIDING': not an option of rl.leaky"},
+        {"10 1 1000 INTERVAL", "ERR 'INTERVAL': not an option of rl.leaky"},
+        {"10 1 1000 1", "ERR '1': not an option of rl.leaky"},
         {"1000000000000 1 1000000000000",
-         "ERR capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty "
+         "ERR capacity: capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty "
          "would take longer than 31 years)"},
         {"1001 1 1000000000",
-         "ERR capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty "
+         "ERR capacity: capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty "
          "would take longer than 31 years)"},
     };
     check_bad_inputs("RL.LEAKY", "lb:bad", "10 1 1000 COST 3", leaky, sizeof leaky / sizeof leaky[0]);
@@ -540,20 +540,20 @@ static void test_bad_input(void) {
         {"10 60s", RANGE("window_ms")},
         {"10 1000000000001", RANGE("window_ms")},
         {"10 99999999999999999999", RANGE("window_ms")},
-        {"10 1000 COST", "ERR option COST needs a value"},
+        {"10 1000 COST", "ERR COST: needs a value"},
         {"10 1000 COST -1", COST_RANGE},
         {"10 1000 COST 99999999999999999999", COST_RANGE},
-        {"10 1000 COST 1 cost 2", "ERR option COST given more than once"},
-        {"10 1000 FIXED FIXED", "ERR option FIXED given more than once"},
-        {"10 1000 SLIDING SLIDING", "ERR option SLIDING given more than once"},
-        {"10 1000 DRYRUN DRYRUN", "ERR option DRYRUN given more than once"},
-        {"10 1000 FIXED SLIDING", "ERR options FIXED and SLIDING cannot be combined"},
-        {"10 1000 sliding fixed", "ERR options SLIDING and FIXED cannot be combined"},
-        {"10 1000 NODELAY", "ERR unknown option 'NODELAY' for 'rl.window'"},
-        {"10 1000 BLOCK", "ERR unknown option 'BLOCK' for 'rl.window'"},
-        {"10 1000 INTERVAL", "ERR unknown option 'INTERVAL' for 'rl.window'"},
-        {"10 1000 10", "ERR unknown option '10' for 'rl.window'"},
-        {"10 1000 ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "ERR unknown option 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012...' for 'rl.window'"},
+        {"10 1000 COST 1 cost 2", "ERR COST: given more than once"},
+        {"10 1000 FIXED FIXED", "ERR FIXED: given more than once"},
+        {"10 1000 SLIDING SLIDING", "ERR SLIDING: given more than once"},
+        {"10 1000 DRYRUN DRYRUN", "ERR DRYRUN: given more than once"},
+        {"10 1000 FIXED SLIDING", "ERR SLIDING: cannot be combined with FIXED"},
+        {"10 1000 sliding fixed", "ERR FIXED: cannot be combined with SLIDING"},
+        {"10 1000 NODELAY", "ERR 'NODELAY': not an option of rl.window"},
+        {"10 1000 BLOCK", "ERR 'BLOCK': not an option of rl.window"},
+        {"10 1000 INTERVAL", "ERR 'INTERVAL': not an option of rl.window"},
+        {"10 1000 10", "ERR '10': not an option of rl.window"},
+        {"10 1000 ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "ERR 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012...': not an option of rl.window"},
     };
     check_bad_inputs("RL.WINDOW", "win:bad", "10 60000 COST 3", window, sizeof window / sizeof window[0]);
 
@@ -561,7 +561,7 @@ static void test_bad_input(void) {
     const char *argv[] = {"RL.LEAKY", "lb:bad", "10", "1", "1000", "\r\n\x01'junk"};
     size_t lens[] = {8, 6, 2, 1, 4, 8};
     redisReply *r = cmdargv(c, 6, argv, lens);
-    CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR unknown option '???\?junk' for 'rl.leaky'") == 0);
+    CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR '???\?junk': not an option of rl.leaky") == 0);
     freeReplyObject(r);
     CHECK(cmd_status_is(c, "PONG", "PING"));
 

@@ -630,32 +630,32 @@ static void test_bad_input(void) {
         {"3 1000 DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN "
          "DRYRUN",
          "ERR wrong number of arguments for 'rl.slidinglog' command"},
-        {"x 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"0 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"100001 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"-1 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"1.5 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"03 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"99999999999999999999 1000", "ERR limit must be an integer between 1 and 100000"},
-        {"3 0", "ERR window_ms must be an integer between 1 and 1000000000000"},
-        {"3 abc", "ERR window_ms must be an integer between 1 and 1000000000000"},
-        {"3 1000000000001", "ERR window_ms must be an integer between 1 and 1000000000000"},
-        {"3 1000 COST 100001", "ERR COST must be an integer between 0 and 100000"},
-        {"3 1000 COST -1", "ERR COST must be an integer between 0 and 100000"},
-        {"3 1000 COST 1e3", "ERR COST must be an integer between 0 and 100000"},
-        {"3 1000 COST", "ERR option COST needs a value"},
-        {"3 1000 MINGAP 0", "ERR MINGAP must be an integer between 1 and 1000000000000"},
-        {"3 1000 MINGAP 1000000000001", "ERR MINGAP must be an integer between 1 and 1000000000000"},
-        {"3 1000 MINGAP COST 1", "ERR MINGAP must be an integer between 1 and 1000000000000"},
-        {"3 1000 MINGAP", "ERR option MINGAP needs a value"},
-        {"3 1000 COST 1 MINGAP", "ERR option MINGAP needs a value"},
-        {"3 1000 MINGAP 10 mingap 10", "ERR option MINGAP given more than once"},
-        {"3 1000 COST 1 COST 1", "ERR option COST given more than once"},
-        {"3 1000 DRYRUN dryrun", "ERR option DRYRUN given more than once"},
-        {"3 1000 FOO", "ERR unknown option 'FOO' for 'rl.slidinglog'"},
-        {"3 1000 FIXED", "ERR unknown option 'FIXED' for 'rl.slidinglog'"},
-        {"3 1000 INTERVAL", "ERR unknown option 'INTERVAL' for 'rl.slidinglog'"},
-        {"3 1000 1", "ERR unknown option '1' for 'rl.slidinglog'"},
+        {"x 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"0 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"100001 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"-1 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"1.5 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"03 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"99999999999999999999 1000", "ERR limit: must be an integer between 1 and 100000"},
+        {"3 0", "ERR window_ms: must be an integer between 1 and 1000000000000"},
+        {"3 abc", "ERR window_ms: must be an integer between 1 and 1000000000000"},
+        {"3 1000000000001", "ERR window_ms: must be an integer between 1 and 1000000000000"},
+        {"3 1000 COST 100001", "ERR COST: must be an integer between 0 and 100000"},
+        {"3 1000 COST -1", "ERR COST: must be an integer between 0 and 100000"},
+        {"3 1000 COST 1e3", "ERR COST: must be an integer between 0 and 100000"},
+        {"3 1000 COST", "ERR COST: needs a value"},
+        {"3 1000 MINGAP 0", "ERR MINGAP: must be an integer between 1 and 1000000000000"},
+        {"3 1000 MINGAP 1000000000001", "ERR MINGAP: must be an integer between 1 and 1000000000000"},
+        {"3 1000 MINGAP COST 1", "ERR MINGAP: must be an integer between 1 and 1000000000000"},
+        {"3 1000 MINGAP", "ERR MINGAP: needs a value"},
+        {"3 1000 COST 1 MINGAP", "ERR MINGAP: needs a value"},
+        {"3 1000 MINGAP 10 mingap 10", "ERR MINGAP: given more than once"},
+        {"3 1000 COST 1 COST 1", "ERR COST: given more than once"},
+        {"3 1000 DRYRUN dryrun", "ERR DRYRUN: given more than once"},
+        {"3 1000 FOO", "ERR 'FOO': not an option of rl.slidinglog"},
+        {"3 1000 FIXED", "ERR 'FIXED': not an option of rl.slidinglog"},
+        {"3 1000 INTERVAL", "ERR 'INTERVAL': not an option of rl.slidinglog"},
+        {"3 1000 1", "ERR '1': not an option of rl.slidinglog"},
     };
     clock_set(T0 + 1000000);
     del("sl:bad");
@@ -681,7 +681,7 @@ static void test_bad_input(void) {
     free(before);
     /* Bad input on a missing key creates nothing. */
     del("sl:bad");
-    CHECK(cmd_status_is(c, "ERR COST must be an integer between 0 and 100000", "RL.SLIDINGLOG sl:bad 3 1000 COST 100001"));
+    CHECK(cmd_status_is(c, "ERR COST: must be an integer between 0 and 100000", "RL.SLIDINGLOG sl:bad 3 1000 COST 100001"));
     CHECK_EQ(exists("sl:bad"), 0);
 
     /* A string key, an RL.TOKEN key, a list: WRONGTYPE (DRYRUN too), unchanged. */

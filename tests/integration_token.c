@@ -186,24 +186,24 @@ static void test_bad_input(void) {
     } cases[] = {
         {"", "ERR wrong number of arguments for 'rl.token' command"},
         {"10 1", "ERR wrong number of arguments for 'rl.token' command"},
-        {"x 1 1000", "ERR capacity must be an integer between 1 and 1000000000000"},
-        {"0 1 1000", "ERR capacity must be an integer between 1 and 1000000000000"},
-        {"-5 1 1000", "ERR capacity must be an integer between 1 and 1000000000000"},
-        {"99999999999999999999 1 1000", "ERR capacity must be an integer between 1 and 1000000000000"},
-        {"1000000000001 1 1000", "ERR capacity must be an integer between 1 and 1000000000000"},
-        {"10 0 1000", "ERR refill_tokens must be an integer between 1 and 1000000000000"},
-        {"10 1 0", "ERR refill_ms must be an integer between 1 and 1000000000000"},
-        {"10 1 1.5", "ERR refill_ms must be an integer between 1 and 1000000000000"},
-        {"10 1 010", "ERR refill_ms must be an integer between 1 and 1000000000000"},
-        {"10 1 1000 COST", "ERR option COST needs a value"},
-        {"10 1 1000 COST -1", "ERR COST must be an integer between 0 and 1000000000000"},
-        {"10 1 1000 COST 9223372036854775808", "ERR COST must be an integer between 0 and 1000000000000"},
-        {"10 1 1000 COST 1 COST 1", "ERR option COST given more than once"},
-        {"10 1 1000 DRYRUN DRYRUN", "ERR option DRYRUN given more than once"},
-        {"10 1 1000 FOO", "ERR unknown option 'FOO' for 'rl.token'"},
-        {"10 1 1000 NODELAY", "ERR unknown option 'NODELAY' for 'rl.token'"},
+        {"x 1 1000", "ERR capacity: must be an integer between 1 and 1000000000000"},
+        {"0 1 1000", "ERR capacity: must be an integer between 1 and 1000000000000"},
+        {"-5 1 1000", "ERR capacity: must be an integer between 1 and 1000000000000"},
+        {"99999999999999999999 1 1000", "ERR capacity: must be an integer between 1 and 1000000000000"},
+        {"1000000000001 1 1000", "ERR capacity: must be an integer between 1 and 1000000000000"},
+        {"10 0 1000", "ERR refill_tokens: must be an integer between 1 and 1000000000000"},
+        {"10 1 0", "ERR refill_ms: must be an integer between 1 and 1000000000000"},
+        {"10 1 1.5", "ERR refill_ms: must be an integer between 1 and 1000000000000"},
+        {"10 1 010", "ERR refill_ms: must be an integer between 1 and 1000000000000"},
+        {"10 1 1000 COST", "ERR COST: needs a value"},
+        {"10 1 1000 COST -1", "ERR COST: must be an integer between 0 and 1000000000000"},
+        {"10 1 1000 COST 9223372036854775808", "ERR COST: must be an integer between 0 and 1000000000000"},
+        {"10 1 1000 COST 1 COST 1", "ERR COST: given more than once"},
+        {"10 1 1000 DRYRUN DRYRUN", "ERR DRYRUN: given more than once"},
+        {"10 1 1000 FOO", "ERR 'FOO': not an option of rl.token"},
+        {"10 1 1000 NODELAY", "ERR 'NODELAY': not an option of rl.token"},
         {"1000000000000 1 1000000000000",
-         "ERR capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from empty to full "
+         "ERR capacity: capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from empty to full "
          "would take longer than 31 years)"},
     };
     clock_set(T0);
@@ -227,7 +227,7 @@ static void test_bad_input(void) {
     const char *argv[] = {"RL.TOKEN", "tb:bad", "10", "1", "1000", "\r\n\x01'junk"};
     size_t lens[] = {8, 6, 2, 1, 4, 8};
     redisReply *r = cmdargv(c, 6, argv, lens);
-    CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR unknown option '???\?junk' for 'rl.token'") == 0);
+    CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR '???\?junk': not an option of rl.token") == 0);
     freeReplyObject(r);
     CHECK(cmd_status_is(c, "PONG", "PING")); /* the connection is still in step */
 

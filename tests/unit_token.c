@@ -7,6 +7,8 @@
 #include "check.h"
 
 #define MS 1000LL
+
+static char validate_err[RL_ERR_LEN]; /* validate's message, unread */
 #define T0 (1700000000000LL * MS)
 
 typedef struct bucket {
@@ -91,7 +93,7 @@ static void test_deadlines_are_exact(void) {
         int64_t period = rnd_range(1, trial % 7 ? 5000 : 86400000);
         uint32_t flags = trial % 2 ? RL_F_INTERVAL : 0;
         rl_request probe = {.params = {cap, tokens, period}};
-        if (rl_token_algorithm.validate(&probe)) continue;
+        if (rl_token_algorithm.validate(&probe, validate_err)) continue;
         bucket b = {{{0, 0}}, 0};
         int64_t now = T0 + rnd_range(0, 999) * MS;
         for (int i = 0; i < 20; i++) {
@@ -160,9 +162,9 @@ static void test_extreme_rates(void) {
 
     /* The longest refill accepted, at the end of the clock's range. */
     rl_request edge = {.params = {RL_MAX_COUNT, RL_MAX_COUNT, RL_MAX_PERIOD_MS}};
-    CHECK(rl_token_algorithm.validate(&edge) == NULL);
+    CHECK(rl_token_algorithm.validate(&edge, validate_err) == 0);
     edge.params[1] = RL_MAX_COUNT - 1;
-    CHECK(rl_token_algorithm.validate(&edge) != NULL);
+    CHECK(rl_token_algorithm.validate(&edge, validate_err) != 0);
     bucket e = {{{0, 0}}, 0};
     int64_t late = RL_MAX_TIME_US - 1;
     r = call(&e, RL_MAX_COUNT, RL_MAX_COUNT, RL_MAX_PERIOD_MS, 0, RL_MAX_COUNT, late, 0);

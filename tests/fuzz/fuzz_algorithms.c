@@ -11,8 +11,9 @@
  * do not), or from bytes folded into the cell's valid domain. A sliding log starts from arbitrary sorted
  * scores: in the past, in the future, beyond the window, more than limit + 1 of them.
  *
- * The stand-in keeps the cell unless DRYRUN and forgets it when the reply says idle (reset_after_ms 0),
- * as module/type.c does; it keeps the sorted set of RL.SLIDINGLOG as module/slidinglog.c does (read the
+ * The first byte picks the limiter from the module's list (module/limiters.h), modulo its length. The
+ * stand-in keeps the cell unless DRYRUN and forgets it when the reply says idle (reset_after_ms 0), as
+ * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (read the
  * newest limit + 1 in the window, keep plan.keep of them, add plan.add at plan.at_us).
  *
  * Invariants checked on every step (abort() with the values on violation):
@@ -50,23 +51,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../algorithms/leaky.h"
-#include "../../algorithms/slidinglog.h"
-#include "../../algorithms/token.h"
-#include "../../algorithms/window.h"
+#include "../../module/limiters.h"
 
 #define MAX_STEPS 48
 #define COST_SLACK 65536 /* cell costs go up to RL_MAX_COUNT + this: beyond what the parser lets through */
 #define TIME_MAX (RL_MAX_TIME_US - 1)
-#define SCORE_BOUND (2 * RL_MAX_TIME_US) /* module/slidinglog.c clamps scores to +-this */
+#define SCORE_BOUND (2 * RL_MAX_TIME_US) /* module/store_log.c clamps scores to +-this */
 #define SLOG_MAX_INITIAL (RL_SLOG_MAX_LIMIT + 1 + 64) /* a user's ZADD may leave more than limit + 1 */
 #define SLOG_BUF (SLOG_MAX_INITIAL + RL_SLOG_MAX_LIMIT + 1)
 #define BIG_LOG 4096
 #define BIG_LOG_STEPS 6
 
-enum { FAM_TOKEN, FAM_LEAKY, FAM_WINDOW, FAM_SLOG, NFAM };
-static const char *const fam_names[NFAM] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG"};
-static const rl_algorithm *const cell_algs[3] = {&rl_token_algorithm, &rl_leaky_algorithm, &rl_window_algorithm};
+/* The limiters, from the list: their names, and the algorithm of each cell limiter (NULL: the log). */
+enum { FAM_TOKEN = RL_LIM_TOKEN, FAM_LEAKY = RL_LIM_LEAKY, FAM_WINDOW = RL_LIM_WINDOW, FAM_SLOG = RL_LIM_SLIDINGLOG,
+       NFAM = RL_NLIMITERS };
+#define FAM_NAME(id, command, type_name, tag, algorithm, storage) #id,
+static const char *const fam_names[NFAM] = {RL_LIMITERS(FAM_NAME)};
+#define FAM_ALG(id, command, type_name, tag, algorithm, storage) algorithm,
+static const rl_algorithm *const cell_algs[NFAM] = {RL_LIMITERS(FAM_ALG)};
 
 /* --- failure reporting: what the current step is ---------------------------------------------------- */
 
@@ -465,7 +467,8 @@ static int run_cells(input *in, int fam) {
     pick_params(in, fam, params);
     uint32_t mode = pick_mode(fam, in_u8(in));
     rl_request vreq = {{params[0], params[1], params[2]}, 1, 0, mode, 0};
-    if (alg->validate(&vreq)) return -1; /* the module refuses these parameters */
+    char err[RL_ERR_LEN];
+    if (alg->validate(&vreq, err)) return -1; /* the module refuses these parameters */
 
     rl_cell cell = {{0, 0}};
     int exists = 0;
@@ -491,14 +494,14 @@ static int run_cells(input *in, int fam) {
             int64_t np[3];
             pick_params(in, fam, np);
             rl_request t = {{np[0], np[1], np[2]}, 1, 0, mode, 0};
-            if (!alg->validate(&t)) memcpy(params, np, sizeof np);
+            if (!alg->validate(&t, err)) memcpy(params, np, sizeof np);
         }
         if (ctl & 0x10) mode = pick_mode(fam, in_u8(in));
         now = next_time(in, ctl & 7, now, &last, fam == FAM_WINDOW ? params[1] : params[2]);
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, COST_SLACK, &last);
         uint32_t flags = mode | (ctl & 0x08 ? RL_F_DRYRUN : 0) | (cost != 1 ? RL_F_COST : 0);
         rl_request req = {{params[0], params[1], params[2]}, cost, 0, flags, now};
-        REQUIRE(alg->validate(&req) == NULL, "validated parameters refused: %s", alg->validate(&req));
+        REQUIRE(alg->validate(&req, err) == 0, "validated parameters refused: %s", err);
 
         ctx.step = step;
         ctx.req = req;
@@ -825,6 +828,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&ctx, 0, sizeof ctx);
     int fam = in_u8(&in) % NFAM;
     ctx.fam = fam;
-    if (fam == FAM_SLOG) return run_slog(&in);
+    if (!cell_algs[fam]) return run_slog(&in);
     return run_cells(&in, fam);
 }

@@ -1,0 +1,42 @@
+/* limiters.h -- every limiter the module offers, listed once.
+ *
+ * Each X(...) row is one limiter:
+ *   id         the limiter's name: RL_LIM_<id> indexes every table, and "<id>" is the kind RL.SETSTATE and
+ *              AOF rewrite name (TOKEN, LEAKY, WINDOW);
+ *   command    its command;
+ *   type_name  the Redis data type its keys hold: a module type of 9 characters for a cell limiter, the
+ *              built-in "zset" for the sliding log;
+ *   tag        the byte that names its kind in the replicated RL.SETSTATE state: never reuse or change one
+ *              (replicas and AOF files written by older versions carry it);
+ *   algorithm  its cell algorithm (algorithms/), NULL when the storage decides through its own interface;
+ *   storage    how its state lives in the keyspace: `cell` (a 16-byte module value, store_cell.c) or `log`
+ *              (a sorted set, store_log.c), i.e. the prepare/commit/release steps it runs.
+ * Its syntax is <id>_PARAMS and <id>_OPTIONS in syntax.c. The command table, the data types and their RDB/AOF callbacks,
+ * RL.SETSTATE's kinds and the fuzzers' choice of command are all generated from this list, and a row
+ * that lacks a piece does not compile (docs/design.md has the checklist for a new limiter).
+ *
+ * This header uses no Redis header: the parser's tests and the fuzzers read it too. */
+#ifndef RL_LIMITERS_H
+#define RL_LIMITERS_H
+
+#include "../algorithms/leaky.h"
+#include "../algorithms/slidinglog.h"
+#include "../algorithms/token.h"
+#include "../algorithms/window.h"
+#include "parse.h"
+
+/* X(id, command, type_name, tag, algorithm, storage) */
+#define RL_LIMITERS(X)                                                                \
+    X(TOKEN, "rl.token", "rl-tokens", 'T', &rl_token_algorithm, cell)                 \
+    X(LEAKY, "rl.leaky", "rl-leakyb", 'L', &rl_leaky_algorithm, cell)                 \
+    X(WINDOW, "rl.window", "rl-window", 'W', &rl_window_algorithm, cell)              \
+    X(SLIDINGLOG, "rl.slidinglog", "zset", 'S', NULL, log)
+
+#define RL_LIMITER_ENUM(id, command, type_name, tag, algorithm, storage) RL_LIM_##id,
+enum rl_limiter_id { RL_LIMITERS(RL_LIMITER_ENUM) RL_NLIMITERS };
+#undef RL_LIMITER_ENUM
+
+/* The syntax of each limiter's command, indexed by RL_LIM_<id> (syntax.c). */
+extern const rl_syntax rl_syntaxes[RL_NLIMITERS];
+
+#endif
