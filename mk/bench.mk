@@ -1,4 +1,4 @@
-# Benchmarks (docs/benchmarks.md, scripts/bench.sh):
+# Benchmarks (docs/benchmarks.md; scripts/bench.sh runs them, scripts/bench-report.sh writes the report):
 #   make bench        the full suite against build/ratelimit.so (about 10 minutes; results in build/bench/)
 #   make bench-doc    the same, then docs/benchmarks.png and the tables of docs/benchmarks.md are replaced
 # make test runs a tiny smoke run (build/bench-smoke/) that checks every figure is produced and every

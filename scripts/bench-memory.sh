@@ -6,17 +6,18 @@
 #
 #   scripts/bench-memory.sh [--port PORT] [--out FILE]
 #
-# Without --port it starts its own redis-server with build/ratelimit.so (loopback, free port, temp dir, no
-# persistence) and stops it with SHUTDOWN NOSAVE; with --port it uses that server and FLUSHALLs it.
+# Without --port it starts its own redis-server with the module by scripts/lib/server.sh (loopback, free
+# port, temp dir, no persistence) and stops it with SHUTDOWN NOSAVE; with --port it uses that server and
+# FLUSHALLs it.
 # Output: a TSV table (to FILE, default stdout): kind, label, keys, entries per key, bytes per key, and
 # "ok" or what went wrong (the key count after the fill must be the number of keys made).
 #
 # Environment: BENCH_MEM_KEYS (10^6 keys per kind), BENCH_MEM_LOG10_KEYS (10^5 logs of 10 entries),
 # BENCH_MEM_LOG100_KEYS (10^4 logs of 100 entries), BENCH_TOOLS (where bench-multi is built, default
-# build/bench-tools), CC.
+# build/bench-tools), CC; REDIS_SERVER, REDIS_CLI and RL_MODULE as in scripts/lib/server.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
+. scripts/lib/server.sh
 
 port="" out=/dev/stdout
 while [ $# -gt 0 ]; do
@@ -37,38 +38,16 @@ if [ ! -x "$tools/bench-multi" ] || [ scripts/bench-multi.c -nt "$tools/bench-mu
     ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/bench-multi" scripts/bench-multi.c -lhiredis -lpthread
 fi
 
-own_server=0 tmp=""
-stop_server() {
-    if [ "$own_server" -eq 1 ]; then
-        redis-cli -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
-        [ -z "${server_pid:-}" ] || wait "$server_pid" 2>/dev/null || true
-        own_server=0
-    fi
-    [ -z "$tmp" ] || rm -rf "$tmp"
-}
-trap stop_server EXIT
+# Without --port, a server of our own (scripts/lib/server.sh), stopped on exit.
+trap server_stop EXIT
+trap 'exit 1' HUP INT TERM # so that the EXIT trap stops the server
 if [ -z "$port" ]; then
-    tmp=$(mktemp -d)
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        port=$((20000 + RANDOM % 20000))
-        redis-cli -p "$port" PING >/dev/null 2>&1 && continue
-        redis-server --bind 127.0.0.1 --port "$port" --dir "$tmp" --save "" --appendonly no \
-            --logfile "$tmp/redis.log" --loadmodule "$root/build/ratelimit.so" &
-        server_pid=$!
-        own_server=1
-        for _ in $(seq 50); do
-            redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break 2
-            kill -0 "$server_pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        own_server=0
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    done
-    [ "$own_server" -eq 1 ] || { echo "bench-memory: could not start redis-server" >&2; cat "$tmp/redis.log" >&2; exit 1; }
+    # shellcheck disable=SC2119 # no extra server arguments
+    server_start || { echo "bench-memory: could not start redis-server" >&2; exit 1; }
+    port=$SERVER_PORT
 fi
 
-cli() { redis-cli -p "$port" "$@"; }
+cli() { "$REDIS_CLI" -p "$port" "$@"; }
 used_memory() { cli INFO memory | tr -d '\r' | sed -n 's/^used_memory://p'; }
 load() { cli SCRIPT LOAD "$(cat "scripts/baselines/$1.lua")"; }
 sha_token=$(load token_bucket)

@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# The report of a benchmark run (docs/benchmarks.md): reads only the raw figures that scripts/bench.sh
+# wrote into its output directory and writes, beside them, summary.tsv (medians and ratios, by
+# scripts/lib/bench-summary.awk), results.md (the tables of docs/benchmarks.md) and benchmarks.png (the
+# plot, by scripts/bench-plot.gp). scripts/bench.sh runs it at the end of every run; run alone, it
+# re-renders an existing run.
+#
+#   scripts/bench-report.sh [--doc] [--quiet] [DIR]   (DIR: default build/bench)
+#
+# --doc also replaces the generated part of docs/benchmarks.md (between <!-- bench:begin --> and
+# <!-- bench:end -->) with results.md and docs/benchmarks.png with the plot; refused for a smoke run.
+# Without --quiet, results.md is printed, and failed baseline checks are repeated on stderr.
+#
+# Input (all from scripts/bench.sh): settings.txt (the run's counts), figures.tsv (what was measured),
+# raw.tsv (every run of every figure), machine.txt, checks.txt (the baseline checks), and when measured
+# memory.tsv and micro.tsv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+update_doc=0 quiet=0 OUT=""
+for a in "$@"; do
+    case "$a" in
+    --doc) update_doc=1 ;;
+    --quiet) quiet=1 ;;
+    -*) echo "usage: scripts/bench-report.sh [--doc] [--quiet] [DIR]" >&2; exit 2 ;;
+    *) OUT=$a ;;
+    esac
+done
+OUT=${OUT:-build/bench}
+
+log() { echo "bench: $*" >&2; }
+fail_hard() { echo "bench: $*" >&2; exit 1; }
+
+for f in settings.txt figures.tsv raw.tsv machine.txt checks.txt; do
+    [ -f "$OUT/$f" ] || fail_hard "$OUT/$f is missing: not the output of scripts/bench.sh"
+done
+summary=$OUT/summary.tsv results=$OUT/results.md checks=$OUT/checks.txt
+
+# key=value files: settings.txt and machine.txt.
+setting() { sed -n "s/^$1=//p" "$OUT/settings.txt"; }
+machine() { sed -n "s/^$1=//p" "$OUT/machine.txt"; }
+N=$(setting requests)
+NP=$(setting requests_pipelined)
+REPS=$(setting reps)
+KEYS=$(setting keys)
+CLIENTS=$(setting clients)
+PIPE=$(setting pipeline)
+MICRO_N=$(setting micro_decisions)
+CALLGRIND_N=$(setting callgrind_decisions)
+if [ "$update_doc" -eq 1 ] && [ "$(setting mode)" != full ]; then
+    fail_hard "--doc needs a full run ($OUT is a $(setting mode) run)"
+fi
+
+rm -f "$summary" "$results" "$OUT"/plot-*.dat "$OUT/benchmarks.png" "$OUT/gnuplot.log"
+awk -F'\t' -v reps="$REPS" -v pipe="$PIPE" -f scripts/lib/bench-summary.awk "$OUT/raw.tsv" "$OUT/figures.tsv" >"$summary"
+
+# --- lookups and formats -----------------------------------------------------------------------------
+fig_field() { awk -F'\t' -v id="$1" -v col="$2" 'NR > 1 && $1 == id { print $col }' "$OUT/figures.tsv"; }
+get() { awk -F'\t' -v id="$1" -v p="$2" -v col="$3" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $1 == id && $6 == p { print $c[col] }' "$summary"; }
+mget() { [ -f "$OUT/memory.tsv" ] && awk -F'\t' -v k="$1" -v col="$2" '$1 == k { print $col }' "$OUT/memory.tsv"; }
+# The id of the baseline (role base) of GROUP, or of the RL figure (role rl), or INCR of TOOL (role floor).
+base_of() { awk -F'\t' -v g="$1" -v p="$2" '$4 == g && $5 == "base" && $6 == p { print $1 }' "$summary"; }
+kfmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else printf "%.0fk", v / 1000 }'; }
+fmt2() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else printf "%.2f", v }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f", a / b }'; }
+verdict() { # verdict VALUE OP BOUND -> met/missed
+    awk -v v="$1" -v op="$2" -v b="$3" 'BEGIN { if (v == "") { print "n/a"; exit } ok = op == ">=" ? v + 0 >= b + 0 : v + 0 <= b + 0; print ok ? "met" : "**missed**" }'
+}
+krps() { # req/s in thousands, with the spread of the runs
+    local v sp
+    v=$(kfmt "$(get "$1" "$2" rps)")
+    sp=$(get "$1" "$2" rps_spread_pct)
+    if [ "$REPS" -gt 1 ] && [ -n "$sp" ] && [ "$v" != n/a ]; then echo "$v ±$sp%"; else echo "$v"; fi
+}
+
+# --- results.md --------------------------------------------------------------------------------------
+report_head() {
+    local w
+    echo "Measured $(machine date) on $(machine nproc) CPUs ($(machine cpu)), $(machine kernel), Redis $(machine redis);"
+    echo "module build $(machine module) (git $(machine git)). Machine $(machine quiet); 1-minute load $(machine load_start | cut -d' ' -f1) at the start,"
+    echo "$(machine load_end | cut -d' ' -f1) after the throughput runs ($(machine throughput_seconds) s)."
+    w=$(machine warning)
+    [ -z "$w" ] || echo "**Warning: $w.**"
+    echo "Baseline checks (each baseline decides as its command): $(grep -c '^ok' "$checks" || true) passed, $(grep -c '^FAIL' "$checks" || true) failed."
+}
+
+report_throughput() {
+    local id label tool group role p vs_base vr name
+    echo "Throughput: $CLIENTS connections, random keys over $KEYS keys, $N requests per run without pipelining and $NP with"
+    echo "(-P $PIPE); each figure is the median of $REPS runs, taken round-robin over all figures (± half the range of"
+    echo "the runs). Ratios are to INCR measured by the same tool in the same run. Latencies in ms."
+    echo
+    echo "| command | tool | req/s | vs INCR | p50 | p99 | req/s -P $PIPE | vs INCR | p50 | p99 | vs baseline -P $PIPE |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    while IFS=$'\t' read -r id label tool group role p _; do
+        [ "$p" = 1 ] || continue
+        vs_base=""
+        if [ "$role" = rl ]; then
+            vr=$(ratio "$(get "$id" "$PIPE" rps)" "$(get "$(base_of "$group" "$PIPE")" "$PIPE" rps)")
+            [ -z "$vr" ] || vs_base="**${vr}x**"
+        fi
+        name=$label
+        [ "$role" = base ] || name="\`${label% (bench-multi)}\`"
+        echo "| $name | $([ "$tool" = rb ] && echo redis-benchmark || echo bench-multi) | $(krps "$id" 1) | $(fmt2 "$(get "$id" 1 rps_vs_incr)") | $(get "$id" 1 p50_ms) | $(get "$id" 1 p99_ms) | $(krps "$id" "$PIPE") | $(fmt2 "$(get "$id" "$PIPE" rps_vs_incr)") | $(get "$id" "$PIPE" p50_ms) | $(get "$id" "$PIPE" p99_ms) | $vs_base |"
+    done < <(tail -n +2 "$summary")
+}
+
+report_inserver() {
+    local id label p
+    echo "In-server time per request (INFO commandstats usec_per_call, median of the runs; for a Lua baseline"
+    echo "EVALSHA's, which includes the commands it calls; for ClassDojo's MULTI and EXEC together):"
+    echo
+    echo "| command | µs per call | vs INCR | µs per call -P $PIPE | vs INCR |"
+    echo "|---|---|---|---|---|"
+    while IFS=$'\t' read -r id label _ _ _ p _; do
+        [ "$p" = 1 ] || continue
+        echo "| $label | $(get "$id" 1 usec_per_call) | $(fmt2 "$(get "$id" 1 usec_vs_incr)") | $(get "$id" "$PIPE" usec_per_call) | $(fmt2 "$(get "$id" "$PIPE" usec_vs_incr)") |"
+    done < <(tail -n +2 "$summary")
+}
+
+report_memory() {
+    local floor_mem
+    echo "Memory per key: used_memory after making the keys minus before, over the number of keys (FLUSHALL"
+    echo "between kinds; key names of 16 bytes, all with a TTL; sorted-set logs full)."
+    echo
+    echo "| key | keys | entries per key | bytes per key | vs INCR + TTL |"
+    echo "|---|---|---|---|---|"
+    floor_mem=$(mget incr_ttl 5)
+    tail -n +2 "$OUT/memory.tsv" | while IFS=$'\t' read -r _ label n entries bytes status; do
+        note=""
+        [ "$status" = ok ] || note=" ($status)"
+        echo "| $label$note | $n | $entries | $bytes | $(fmt2 "$(ratio "$bytes" "$floor_mem")") |"
+    done
+}
+
+report_micro() {
+    echo "The algorithms alone (scripts/bench-micro.c, $MICRO_N decisions per case over 65536 cells, best of 3;"
+    echo "instructions under callgrind over $CALLGRIND_N decisions; the sliding log decided over full logs):"
+    echo
+    echo "| case | ns per decision | instructions per decision |"
+    echo "|---|---|---|"
+    tail -n +2 "$OUT/micro.tsv" | while IFS=$'\t' read -r name ns ir; do echo "| $name | $ns | ${ir:-n/a} |"; done
+}
+
+# The targets of each RL command: against INCR, and against its baseline.
+report_targets_of() {
+    local id=$1 label base v
+    label=$(fig_field "$id" 2)
+    base=$(base_of "$(fig_field "$id" 5)" "$PIPE")
+    v=$(get "$id" "$PIPE" rps_vs_incr); echo "| $label -P $PIPE throughput >= 0.75x INCR | $(fmt2 "$v")x | $(verdict "$v" ">=" 0.75) |"
+    v=$(get "$id" 1 rps_vs_incr); echo "| $label throughput >= 0.90x INCR | $(fmt2 "$v")x | $(verdict "$v" ">=" 0.90) |"
+    v=$(get "$id" 1 usec_vs_incr); echo "| $label in-server time <= 2x INCR | $(fmt2 "$v")x | $(verdict "$v" "<=" 2) |"
+    v=$(get "$id" "$PIPE" usec_vs_incr); echo "| $label in-server time -P $PIPE <= 2x INCR | $(fmt2 "$v")x | $(verdict "$v" "<=" 2) |"
+    v=$(ratio "$(get "$id" "$PIPE" rps)" "$(get "$base" "$PIPE" rps)"); echo "| $label -P $PIPE >= 2.5x its Lua baseline | $(fmt2 "$v")x | $(verdict "$v" ">=" 2.5) |"
+}
+
+report_targets() {
+    local id v k
+    echo "Targets:"
+    echo
+    echo "| target | measured | |"
+    echo "|---|---|---|"
+    for id in token token_interval leaky leaky_nodelay window_fixed window_sliding; do report_targets_of "$id"; done
+    v=$(ratio "$(get slidinglog "$PIPE" rps)" "$(get classdojo "$PIPE" rps)"); echo "| RL.SLIDINGLOG -P $PIPE >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
+    v=$(ratio "$(get slidinglog 1 rps)" "$(get classdojo 1 rps)"); echo "| RL.SLIDINGLOG >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
+    if [ -f "$OUT/memory.tsv" ]; then
+        for k in rl_token rl_leaky rl_window_fixed rl_window_sliding; do
+            v=$(ratio "$(mget "$k" 5)" "$(mget incr_ttl 5)")
+            echo "| $(mget "$k" 2) key <= 1.47x an INCR key with a TTL | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.47) |"
+        done
+    fi
+}
+
+write_results() {
+    report_head
+    echo
+    report_throughput
+    echo
+    report_inserver
+    if [ -f "$OUT/memory.tsv" ]; then echo; report_memory; fi
+    if [ -f "$OUT/micro.tsv" ]; then echo; report_micro; fi
+    echo
+    report_targets
+}
+
+# --- plot --------------------------------------------------------------------------------------------
+# plot-P.dat: x, label, RL req/s, baseline req/s, INCR req/s of the tool (for the floor line).
+write_plot_data() { # write_plot_data PIPELINE
+    local p=$1 x=0 g rl_id rl_tool base_id floor_id
+    for g in "TOKEN" "TOKEN INTERVAL" "LEAKY" "LEAKY NODELAY" "WINDOW FIXED" "WINDOW SLIDING" "SLIDINGLOG"; do
+        read -r rl_id rl_tool < <(awk -F'\t' -v g="$g" -v p="$p" '$4 == g && $5 == "rl" && $6 == p { print $1, $3 }' "$summary")
+        base_id=$(base_of "$g" "$p")
+        floor_id=$(awk -F'\t' -v t="$rl_tool" -v p="$p" '$3 == t && $5 == "floor" && $6 == p { print $1 }' "$summary")
+        printf '%d\t%s\t%s\t%s\t%s\n' "$x" "$g" "$(get "$rl_id" "$p" rps)" "$(get "$base_id" "$p" rps)" "$(get "$floor_id" "$p" rps)"
+        x=$((x + 1))
+    done >"$OUT/plot-$p.dat"
+}
+
+# benchmarks.png exists afterwards only if gnuplot drew it: --doc and the smoke run rely on that.
+draw_plot() {
+    local subtitle
+    if ! command -v gnuplot >/dev/null; then
+        log "gnuplot is not installed (Debian package gnuplot-nox): no plot"
+        return
+    fi
+    write_plot_data 1
+    write_plot_data "$PIPE"
+    subtitle="$(machine nproc) CPUs, $(machine cpu), Redis $(machine redis | cut -d' ' -f1 | sed 's/v=//'); $CLIENTS connections, $KEYS random keys, median of $REPS"
+    if ! gnuplot -e "dat1='$OUT/plot-1.dat'; datp='$OUT/plot-$PIPE.dat'; pipeline='$PIPE'; outfile='$OUT/benchmarks.png'; subtitle='$subtitle'" \
+        scripts/bench-plot.gp 2>"$OUT/gnuplot.log"; then
+        cat "$OUT/gnuplot.log" >&2
+        rm -f "$OUT/benchmarks.png"
+    fi
+}
+
+# --- the doc -----------------------------------------------------------------------------------------
+splice_doc() {
+    local doc=docs/benchmarks.md tmp
+    if ! grep -q '^<!-- bench:begin -->$' "$doc" || ! grep -q '^<!-- bench:end -->$' "$doc"; then
+        fail_hard "$doc has no <!-- bench:begin --> / <!-- bench:end --> lines to put the results between"
+    fi
+    tmp=$(mktemp)
+    awk -v results="$results" '
+        /^<!-- bench:begin -->$/ { print; while ((getline l < results) > 0) print l; skip = 1; next }
+        /^<!-- bench:end -->$/ { skip = 0 }
+        !skip' "$doc" >"$tmp"
+    cp "$tmp" "$doc"
+    rm -f "$tmp"
+    [ ! -s "$OUT/benchmarks.png" ] || cp "$OUT/benchmarks.png" docs/benchmarks.png
+    log "updated $doc$([ ! -s "$OUT/benchmarks.png" ] || echo " and docs/benchmarks.png")"
+}
+
+write_results >"$results"
+draw_plot
+if [ "$quiet" -eq 0 ]; then
+    cat "$results"
+    grep -E '^FAIL' "$checks" >&2 && log "some baseline checks failed: see $checks"
+    log "results in $OUT/ (results.md, benchmarks.png, summary.tsv, raw.tsv, memory.tsv, micro.tsv)"
+fi
+[ "$update_doc" -eq 0 ] || splice_doc

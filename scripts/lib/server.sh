@@ -1,0 +1,104 @@
+# scripts/lib/server.sh -- sourced, not executed: start a throwaway redis-server with the module loaded,
+# and stop it again, for the scripts that need one (scripts/bench.sh, scripts/bench-memory.sh). The C
+# harness of the integration tests (tests/server.c) starts its servers the same way.
+#
+#   . scripts/lib/server.sh
+#   trap server_stop EXIT
+#   server_start [--module-arg ARG]... [REDIS-SERVER ARG]... || exit 1
+#   server_cli PING                 redis-cli against it
+#   server_stop                     SHUTDOWN NOSAVE (then kill by pid), temp dir removed
+#
+# The server: 127.0.0.1 on a free port, a fresh temp dir (SERVER_DIR, its log in SERVER_DIR/redis.log),
+# --save "" --appendonly no. server_start sets SERVER_PORT, SERVER_PID and SERVER_DIR; call it directly,
+# never in $(...): the server must be a child of the calling shell, which waits for it. One server per
+# shell.
+#
+# Environment: REDIS_SERVER and REDIS_CLI, the binaries (default redis-server and redis-cli from PATH);
+# RL_MODULE, the module (default build/ratelimit.so; a relative path is taken from the current directory,
+# the project root for the scripts).
+# shellcheck shell=bash
+
+REDIS_SERVER=${REDIS_SERVER:-redis-server}
+REDIS_CLI=${REDIS_CLI:-redis-cli}
+SERVER_PORT="" SERVER_PID="" SERVER_DIR=""
+
+server_cli() { "$REDIS_CLI" -p "$SERVER_PORT" "$@"; }
+
+# The module's absolute path: redis-server changes into its --dir before it loads modules.
+server_module() {
+    local m=${RL_MODULE:-build/ratelimit.so}
+    [ -f "$m" ] || { echo "server.sh: module $m is missing (run make, or set RL_MODULE)" >&2; return 1; }
+    realpath -- "$m"
+}
+
+# A random port in 20000-39999 with nothing listening on it. Another process may still take it before
+# the server binds it: server_start then tries again.
+server_pick_port() {
+    local port
+    port=$((20000 + RANDOM % 20000))
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 1; fi
+    echo "$port"
+}
+
+server_start() {
+    local module_args=() extra=() module attempt
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --module-arg) module_args+=("$2"); shift 2 ;;
+        *) extra+=("$1"); shift ;;
+        esac
+    done
+    module=$(server_module) || return 1
+    SERVER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rl-server-XXXXXX") || return 1
+    for attempt in 1 2 3 4 5 6 7 8 9 10; do
+        SERVER_PORT=$(server_pick_port) || continue
+        "$REDIS_SERVER" --bind 127.0.0.1 --port "$SERVER_PORT" --dir "$SERVER_DIR" --save "" --appendonly no \
+            --logfile "$SERVER_DIR/redis.log" --loadmodule "$module" "${module_args[@]}" "${extra[@]}" &
+        SERVER_PID=$!
+        server_wait_up && return 0
+        server_reap TERM
+    done
+    echo "server.sh: could not start $REDIS_SERVER (after $attempt attempts); its log:" >&2
+    cat "$SERVER_DIR/redis.log" >&2 2>/dev/null || true
+    rm -rf "$SERVER_DIR"
+    SERVER_DIR="" SERVER_PORT=""
+    return 1
+}
+
+# Up when it answers PING and is ours: on a shared machine, another server may have bound the port
+# first, and then ours has exited.
+server_wait_up() {
+    local _
+    for _ in $(seq 100); do
+        kill -0 "$SERVER_PID" 2>/dev/null || return 1
+        if [ "$(server_cli PING 2>/dev/null)" = PONG ] &&
+            [ "$(server_cli INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$SERVER_PID" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# server_reap [SIGNAL]: send SIGNAL if given, give the server 5 s to end, then SIGKILL it, so that a
+# hung server never outlives the script; then collect its exit status.
+server_reap() {
+    local _
+    [ $# -eq 0 ] || kill -"$1" "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 50); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
+
+server_stop() {
+    if [ -n "$SERVER_PID" ]; then
+        server_cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+        server_reap
+    fi
+    [ -z "$SERVER_DIR" ] || rm -rf "$SERVER_DIR"
+    SERVER_DIR="" SERVER_PORT=""
+}
