@@ -128,13 +128,12 @@ static int printable(const char *s, size_t n) {
     return 1;
 }
 
-static int six(const redisReply *r, long long f[6]) {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 6) return 0;
-    for (int i = 0; i < 6; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER) return 0;
-        f[i] = r->element[i]->integer;
-    }
-    return 1;
+/* The six fields of a reply as text, in reply order, for failure messages. */
+static const char *fields(const rl_result *f) {
+    static char out[160];
+    snprintf(out, sizeof out, "%lld %lld %lld %lld %lld %lld", f->allowed, f->limit, f->remaining, f->retry_after_ms,
+             f->reset_after_ms, f->wait_ms);
+    return out;
 }
 
 /* --- watched keys: the state that no bad input may change ------------------------------------------------ */
@@ -209,7 +208,7 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
     if (!check_record(ok, file, line, "bad input answers the expected error"))
         fprintf(stderr, "     %s\n     got: %s\n     expected: %s\n", describe(a),
                 !r ? "(no reply)" : r->type == REDIS_REPLY_ERROR ? r->str : "(not an error)", expected);
-    check_record(p && p->type == REDIS_REPLY_STATUS && strcmp(p->str, "PONG") == 0, file, line,
+    check_record(reply_is_status(p, "PONG"), file, line,
                  "the connection is in step after bad input (PING answers PONG)");
     char *after = snapshot(&l1);
     if (!check_record(before && after && l0 == l1 && memcmp(before, after, l0) == 0, file, line,
@@ -223,12 +222,13 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
 #define expect_error(a, expected) expect_error_at(a, expected, __FILE__, __LINE__)
 
 /* A valid call: a six-field reply (returned in f). */
-static int expect_six_at(const argv_t *a, long long f[6], const char *file, int line) {
+static int expect_six_at(const argv_t *a, rl_result *f, const char *file, int line) {
     if (connection_lost) return 0;
     cases_tried++;
     send_argv(a);
     redisReply *r = get_reply();
-    int ok = six(r, f);
+    *f = rl_of(r);
+    int ok = f->ok;
     if (!check_record(ok, file, line, "valid input answers the six-field reply"))
         fprintf(stderr, "     %s\n     got: %s\n", describe(a), r && r->str ? r->str : "(not six integers)");
     if (r) freeReplyObject(r);
@@ -603,11 +603,10 @@ static void test_boundaries(void) {
         argv_t a;
         a_reset(&a);
         a_words(&a, ok[i].line);
-        long long f[6];
-        if (expect_six(&a, f)) {
-            int good = f[0] == ok[i].allowed && f[1] == ok[i].limit && f[3] == ok[i].retry;
-            if (!CHECK(good))
-                fprintf(stderr, "     %s: %lld %lld %lld %lld %lld %lld\n", ok[i].line, f[0], f[1], f[2], f[3], f[4], f[5]);
+        rl_result f;
+        if (expect_six(&a, &f)) {
+            int good = f.allowed == ok[i].allowed && f.limit == ok[i].limit && f.retry_after_ms == ok[i].retry;
+            if (!CHECK(good)) fprintf(stderr, "     %s: %s\n", ok[i].line, fields(&f));
         }
     }
     /* COST 100000 on a log of limit 10 writes limit + 1 entries, not 100000. */
@@ -618,8 +617,8 @@ static void test_boundaries(void) {
     a_str(&a, "RL.TOKEN");
     a_bin(&a, "bd:\0\r\n\xff", 7);
     a_words(&a, "5 1 1000 COST 2");
-    long long f[6];
-    if (expect_six(&a, f)) CHECK(f[0] == 1 && f[2] == 3);
+    rl_result f;
+    if (expect_six(&a, &f)) CHECK(f.allowed == 1 && f.remaining == 3);
     redisReply *r = redisCommand(c, "EXISTS %b", "bd:\0\r\n\xff", (size_t)7);
     CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
     if (r) freeReplyObject(r);
@@ -786,8 +785,8 @@ static void test_foreign_logs(void) {
             a_str(&a, "RL.SLIDINGLOG");
             a_str(&a, key);
             a_words(&a, k == 0 ? "3 1000" : k == 1 ? "3 1000 COST 3 MINGAP 10" : "1 1 COST 0");
-            long long f[6];
-            if (expect_six(&a, f)) CHECK(f[0] >= 0 && f[0] <= 1 && f[2] >= 0 && f[4] >= 0);
+            rl_result f;
+            if (expect_six(&a, &f)) CHECK(f.allowed >= 0 && f.allowed <= 1 && f.remaining >= 0 && f.reset_after_ms >= 0);
             long long card = cmd_int(c, "ZCARD %s", key);
             CHECK(card <= (k == 2 ? 2 : 4));
             CHECK(cmd_status_is(c, "PONG", "PING"));
@@ -1153,19 +1152,17 @@ static int cmd_index(const argv_t *a) {
 }
 
 /* Check a six-field reply against the request it answers. */
-static int six_agrees(const prediction *p, const long long f[6]) {
-    const cmddef *d = &cmds[p->ci];
+static int six_agrees(const prediction *p, const rl_result *f) {
     long long limit = p->params[0];
     int nodelay = p->ci == 1 && (p->flags & (1u << 2));
-    if (f[0] != 0 && f[0] != 1) return 0;
-    if (f[1] != limit) return 0;
-    if (f[2] < 0 || f[2] > limit) return 0;
-    if (f[0] == 1 && f[3] != -1) return 0;
-    if (f[0] == 0 && f[3] != -1 && f[3] < 1) return 0;
-    if (p->cost > limit && (f[0] != 0 || f[3] != -1)) return 0; /* above capacity: denied, never */
-    if (f[4] < 0 || f[5] < 0) return 0;
-    if (f[5] != 0 && (p->ci != 1 || nodelay || f[0] == 0)) return 0;
-    (void)d;
+    if (f->allowed != 0 && f->allowed != 1) return 0;
+    if (f->limit != limit) return 0;
+    if (f->remaining < 0 || f->remaining > limit) return 0;
+    if (f->allowed == 1 && f->retry_after_ms != -1) return 0;
+    if (f->allowed == 0 && f->retry_after_ms != -1 && f->retry_after_ms < 1) return 0;
+    if (p->cost > limit && (f->allowed != 0 || f->retry_after_ms != -1)) return 0; /* above capacity: denied, never */
+    if (f->reset_after_ms < 0 || f->wait_ms < 0) return 0;
+    if (f->wait_ms != 0 && (p->ci != 1 || nodelay || f->allowed == 0)) return 0;
     return 1;
 }
 
@@ -1223,17 +1220,14 @@ static void test_fuzz(void) {
                 predict_clock(a, clock, &p);
             redisReply *x = rep[3];
             int ok;
-            long long f[6];
+            rl_result f;
             switch (p.kind) {
             case P_SIX:
-                ok = six(x, f);
-                if (ok && !six_agrees(&p, f)) {
-                    if (agree_bad++ < 5)
-                        fprintf(stderr, "     %s -> %lld %lld %lld %lld %lld %lld\n", describe(a), f[0], f[1], f[2], f[3],
-                                f[4], f[5]);
-                }
+                f = rl_of(x);
+                ok = f.ok;
+                if (ok && !six_agrees(&p, &f) && agree_bad++ < 5) fprintf(stderr, "     %s -> %s\n", describe(a), fields(&f));
                 break;
-            case P_OK: ok = x->type == REDIS_REPLY_STATUS && strcmp(x->str, "OK") == 0; break;
+            case P_OK: ok = reply_is_status(x, "OK"); break;
             case P_INT: ok = x->type == REDIS_REPLY_INTEGER && x->integer == clock; break;
             case P_SETSTATE_VALID_OR_INVALID:
                 ok = (x->type == REDIS_REPLY_ERROR && strcmp(x->str, "ERR w0 w1: not a valid state of this kind") == 0) ||
@@ -1260,7 +1254,7 @@ static void test_fuzz(void) {
                            rep[2]->integer == rep[5]->integer;
                 if (!same && unchanged_bad++ < 5) fprintf(stderr, "     changed the key: %s\n", describe(a));
             }
-            if (!(rep[6]->type == REDIS_REPLY_STATUS && strcmp(rep[6]->str, "PONG") == 0)) pings_bad++;
+            if (!reply_is_status(rep[6], "PONG")) pings_bad++;
             for (int k = 0; k < 7; k++) freeReplyObject(rep[k]);
         }
     }
@@ -1296,13 +1290,13 @@ static void setup_keys(void) {
         a_bin(&a, bin_key[i].p, bin_key[i].n);
         a_words(&a, cmds[i].valid);
         a_words(&a, "COST 2");
-        long long f[6];
-        CHECK(expect_six(&a, f));
+        rl_result f;
+        CHECK(expect_six(&a, &f));
     }
     for (size_t i = 0; i < sizeof typed_keys / sizeof typed_keys[0]; i++) {
         watch_key(typed_keys[i], strlen(typed_keys[i]));
         redisReply *t = cmd(c, "TYPE %s", typed_keys[i]);
-        CHECK(t->type == REDIS_REPLY_STATUS && strcmp(t->str, typed_kinds[i]) == 0);
+        CHECK(reply_is_status(t, typed_kinds[i]));
         freeReplyObject(t);
     }
     for (int i = 0; i < NCMDS; i++) watch_key(bin_key[i].p, bin_key[i].n);

@@ -457,28 +457,13 @@ static rl_result cluster_rl(int start, const char *fmt, ...) {
     va_end(ap);
     const char *argv[32];
     size_t lens[32];
-    int argc = 0;
-    for (char *tok = strtok(line, " "); tok && argc < 32; tok = strtok(NULL, " ")) {
-        argv[argc] = tok;
-        lens[argc++] = strlen(tok);
-    }
-    rl_result res = {0};
+    int argc = split_words(line, argv, lens, 32);
     redisReply *r = cluster_argv(start, argc, argv, lens);
-    if (!r) {
+    rl_result res = rl_of(r);
+    if (r)
+        freeReplyObject(r);
+    else
         snprintf(res.error, sizeof res.error, "no answer from the cluster");
-        return res;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        snprintf(res.error, sizeof res.error, "%s", r->str);
-    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 6) {
-        long long *f[6] = {&res.allowed, &res.limit, &res.remaining, &res.retry_after_ms, &res.reset_after_ms, &res.wait_ms};
-        res.ok = 1;
-        for (int i = 0; i < 6; i++) {
-            if (r->element[i]->type != REDIS_REPLY_INTEGER) res.ok = 0;
-            *f[i] = r->element[i]->integer;
-        }
-    }
-    freeReplyObject(r);
     return res;
 }
 

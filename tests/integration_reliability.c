@@ -52,47 +52,9 @@ static server *start(const char *const *extra) {
     return server_start(extra);
 }
 
-/* Split a command line on spaces (no binary) and append it to the pipeline. */
-static void append_line(redisContext *c, const char *line) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", line);
-    const char *argv[40];
-    size_t lens[40];
-    int n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, " ", &save); t && n < 40; t = strtok_r(NULL, " ", &save)) {
-        argv[n] = t;
-        lens[n++] = strlen(t);
-    }
-    redisAppendCommandArgv(c, n, argv, lens);
-}
-
-static redisReply *next_reply(redisContext *c) {
-    void *r = NULL;
-    if (redisGetReply(c, &r) != REDIS_OK || !r) {
-        fprintf(stderr, "test: connection error: %s\n", c->errstr);
-        exit(2);
-    }
-    return r;
-}
-
-/* The six fields of an RL.* reply; 0 if the reply is anything else. */
-static int six(const redisReply *r, long long f[6]) {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 6) return 0;
-    for (int i = 0; i < 6; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER) return 0;
-        f[i] = r->element[i]->integer;
-    }
-    return 1;
-}
-
-static int is_status(const redisReply *r, const char *text) {
-    return r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, text) == 0;
-}
-
 static void ok_cmd(redisContext *c, const char *line) {
     redisReply *r = cmdline(c, "%s", line);
-    if (!CHECK(is_status(r, "OK"))) fprintf(stderr, "     %s -> %s\n", line, r->str ? r->str : "(not a string)");
+    if (!CHECK(reply_is_status(r, "OK"))) fprintf(stderr, "     %s -> %s\n", line, r->str ? r->str : "(not a string)");
     freeReplyObject(r);
 }
 
@@ -100,13 +62,6 @@ static void clock_set(redisContext *c, long long ms) {
     char line[64];
     snprintf(line, sizeof line, "RL.CLOCK SET %lld", ms);
     ok_cmd(c, line);
-}
-
-static int info_has(redisContext *c, const char *section, const char *text) {
-    redisReply *r = cmd(c, "INFO %s", section);
-    int has = r->type == REDIS_REPLY_STRING && strstr(r->str, text) != NULL;
-    freeReplyObject(r);
-    return has;
 }
 
 /* --- key and database snapshots -------------------------------------------------------------------------
@@ -244,11 +199,9 @@ typedef struct mixer {
  * commands were appended. */
 static int mixer_append(mixer *m, redisContext *c) {
     int n = 0;
-    char line[256];
     if (rnd(&m->r) % 3 == 0) {
         long long step = rnd_in(&m->r, 0, 300);
-        snprintf(line, sizeof line, "RL.CLOCK ADVANCE %lld", step);
-        append_line(c, line);
+        cmdline_append(c, "RL.CLOCK ADVANCE %lld", step);
         m->clock_ms += step;
         n++;
     }
@@ -259,18 +212,16 @@ static int mixer_append(mixer *m, redisContext *c) {
         long long us = m->clock_ms * 1000;
         static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW"};
         long long w0 = k % 3 == 2 ? 0 : us + rnd_in(&m->r, 0, 5000000), w1 = rnd_in(&m->r, 0, 9);
-        snprintf(line, sizeof line, "RL.SETSTATE %s:set:%d %s %lld %lld%s", m->prefix, k, kinds[k % 3], w0, w1,
-                 k < 3 ? " PXAT 4102444800000" : "");
-        append_line(c, line);
+        cmdline_append(c, "RL.SETSTATE %s:set:%d %s %lld %lld%s", m->prefix, k, kinds[k % 3], w0, w1,
+                       k < 3 ? " PXAT 4102444800000" : "");
         m->calls++;
         return n + 1;
     }
     const family *f = &families[rnd(&m->r) % NFAMILIES];
     int key = (int)(rnd(&m->r) % (uint64_t)m->nkeys);
     long long cost = rnd_in(&m->r, 0, 3);
-    snprintf(line, sizeof line, "%s %s:%s:%d %s COST %lld%s", f->cmd, m->prefix, f->tag, key, f->params, cost,
-             rnd(&m->r) % 10 == 0 ? " DRYRUN" : "");
-    append_line(c, line);
+    cmdline_append(c, "%s %s:%s:%d %s COST %lld%s", f->cmd, m->prefix, f->tag, key, f->params, cost,
+                   rnd(&m->r) % 10 == 0 ? " DRYRUN" : "");
     m->calls++;
     return n + 1;
 }
@@ -279,8 +230,7 @@ static int mixer_append(mixer *m, redisContext *c) {
 static void mixer_drain(mixer *m, redisContext *c, int n) {
     for (int i = 0; i < n; i++) {
         redisReply *r = next_reply(c);
-        long long f[6];
-        if (!is_status(r, "OK") && !six(r, f)) {
+        if (!reply_is_status(r, "OK") && !rl_of(r).ok) {
             m->bad++;
             if (m->bad < 5) fprintf(stderr, "     unexpected reply: %s\n", r->str ? r->str : "(not a string)");
         }
@@ -301,16 +251,14 @@ static void mixer_run(mixer *m, redisContext *c, int calls) {
  * decides as the original. */
 static long long *probe_all(redisContext *c, const mixer *m) {
     long long *out = calloc((size_t)(NFAMILIES * m->nkeys * 6), sizeof *out);
-    char line[256];
     for (int fi = 0; fi < NFAMILIES; fi++)
         for (int k = 0; k < m->nkeys; k++) {
-            snprintf(line, sizeof line, "%s %s:%s:%d %s COST 1 DRYRUN", families[fi].cmd, m->prefix,
-                     families[fi].tag, k, families[fi].params);
-            append_line(c, line);
+            cmdline_append(c, "%s %s:%s:%d %s COST 1 DRYRUN", families[fi].cmd, m->prefix, families[fi].tag, k,
+                           families[fi].params);
         }
     for (int i = 0; i < NFAMILIES * m->nkeys; i++) {
         redisReply *r = next_reply(c);
-        if (!six(r, out + 6 * i)) out[6 * i] = -99;
+        if (!rl_fields(r, out + 6 * i)) out[6 * i] = -99;
         freeReplyObject(r);
     }
     return out;
@@ -343,14 +291,14 @@ static void *hammer_thread(void *p) {
         for (int i = 0; i < batch; i++) redisAppendCommandArgv(c, a->argc, a->argv, a->lens);
         for (int i = 0; i < batch; i++) {
             redisReply *r = next_reply(c);
-            long long f[6];
-            if (!six(r, f)) {
+            rl_result f = rl_of(r);
+            if (!f.ok) {
                 a->errors++;
-            } else if (f[0] == 1) {
+            } else if (f.allowed == 1) {
                 a->admitted++;
                 a->admitted_cost += a->cost;
-                if (a->waits) a->waits[a->nwaits++] = f[5];
-            } else if (f[2] >= a->cost) {
+                if (a->waits) a->waits[a->nwaits++] = f.wait_ms;
+            } else if (f.remaining >= a->cost) {
                 a->denied_inconsistent++; /* denied although the reply says the cost would fit */
             }
             freeReplyObject(r);
@@ -380,12 +328,7 @@ static hammer_result hammer(const server *s, const char *line, int attempts, int
     for (int i = 0; i < NCLIENTS; i++) {
         long long cost = mixed_costs ? 1 + i % 4 : 1;
         snprintf(lines[i], sizeof lines[i], "%s COST %lld", line, cost);
-        int n = 0;
-        char *save = NULL;
-        for (char *t = strtok_r(lines[i], " ", &save); t && n < 24; t = strtok_r(NULL, " ", &save)) {
-            argvs[i][n] = t;
-            lens[i][n++] = strlen(t);
-        }
+        int n = split_words(lines[i], argvs[i], lens[i], 24);
         waits[i] = want_waits ? calloc((size_t)attempts, sizeof(long long)) : NULL;
         args[i] = (hammer_arg){.port = s->port, .argc = n, .argv = argvs[i], .lens = lens[i], .attempts = attempts,
                                .cost = cost, .waits = waits[i]};
@@ -511,13 +454,13 @@ static void *step_client_thread(void *p) {
     server s = {.port = a->port};
     redisContext *c = server_connect(&s);
     while (!atomic_load(a->stop)) {
-        append_line(c, "MULTI");
-        append_line(c, "RL.CLOCK GET");
-        for (int i = 0; i < STEP_NALG; i++) append_line(c, step_cmds[i]);
-        append_line(c, "EXEC");
+        cmdline_append(c, "MULTI");
+        cmdline_append(c, "RL.CLOCK GET");
+        for (int i = 0; i < STEP_NALG; i++) cmdline_append(c, "%s", step_cmds[i]);
+        cmdline_append(c, "EXEC");
         for (int i = 0; i < STEP_NALG + 2; i++) freeReplyObject(next_reply(c)); /* OK, QUEUED... */
         redisReply *x = next_reply(c);
-        if (x->type != REDIS_REPLY_ARRAY || x->elements != STEP_NALG + 1 || x->element[0]->type != REDIS_REPLY_INTEGER) {
+        if (!reply_is_array(x, STEP_NALG + 1) || x->element[0]->type != REDIS_REPLY_INTEGER) {
             a->errors++;
         } else {
             if (a->n == a->cap) {
@@ -527,9 +470,9 @@ static void *step_client_thread(void *p) {
             step_rec *rec = &a->recs[a->n++];
             rec->t = x->element[0]->integer;
             for (int i = 0; i < STEP_NALG; i++) {
-                long long f[6];
-                if (!six(x->element[i + 1], f)) a->errors++;
-                rec->allowed[i] = (unsigned char)(f[0] == 1);
+                rl_result f = rl_of(x->element[i + 1]);
+                if (!f.ok) a->errors++;
+                rec->allowed[i] = (unsigned char)(f.allowed == 1);
             }
         }
         freeReplyObject(x);
@@ -698,16 +641,6 @@ static void test_many_clients_stepped_clock(void) {
 
 /* === 2. durability ====================================================================================== */
 
-static void wait_rewrite_done(redisContext *c) {
-    for (int i = 0; i < 1000; i++) {
-        if (info_has(c, "persistence", "aof_rewrite_in_progress:0") &&
-            info_has(c, "persistence", "aof_rewrite_scheduled:0"))
-            return;
-        sleep_ms(10);
-    }
-    CHECK(!"AOF rewrite did not finish");
-}
-
 /* Snapshot and probes before a fault, then the restart, then the same again. */
 typedef struct before_fault {
     dbsnap snap;
@@ -752,7 +685,7 @@ static void test_durability(void) {
     /* BGREWRITEAOF, more calls on top of the rewritten base, kill -9. */
     mixer_run(&m, c, 500);
     freeReplyObject(cmd(c, "BGREWRITEAOF"));
-    wait_rewrite_done(c);
+    if (!CHECK(aof_rewrite_wait(c))) fprintf(stderr, "     AOF rewrite did not finish\n");
     mixer_run(&m, c, 200);
     b = take_before(c, &m);
     redisFree(c);
@@ -821,20 +754,27 @@ static void *feeder_thread(void *p) {
 
 static void test_replication(void) {
     server *p = start(NULL);
-    char port[16];
-    snprintf(port, sizeof port, "%d", p->port);
-    const char *rargs[] = {"--replicaof", "127.0.0.1", port, NULL};
-    server *r1 = start(rargs), *r2 = start(rargs);
-    redisContext *pc = server_connect(p), *c1 = server_connect(r1), *c2 = server_connect(r2);
-    CHECK(replica_wait_synced(c1));
-    CHECK(replica_wait_synced(c2));
+    redisContext *pc = server_connect(p);
 
-    /* Primary on a frozen clock, replicas on the real one. */
+    /* Primary on a frozen clock, replicas on the real one. The first calls come before the replicas
+     * exist: they get those keys by the full sync (the types' RDB form), the rest as commands. */
     mixer m = {{11}, "r", 12, T0 + 86400000, 0, 0};
     clock_set(pc, m.clock_ms);
-    mixer_run(&m, pc, 3000);
-    CHECK_EQ(cmd_int(pc, "WAIT 2 5000"), 2);
+    mixer_run(&m, pc, 1000);
+    stat_servers += 2;
+    server *r1 = replica_start(p), *r2 = replica_start(p);
+    redisContext *c1 = server_connect(r1), *c2 = server_connect(r2);
     dbsnap sp = db_snapshot(pc), s1 = db_snapshot(c1), s2 = db_snapshot(c2);
+    CHECK(sp.n > 20 && db_equal(&sp, &s1, "replica 1 after the full sync"));
+    CHECK(db_equal(&sp, &s2, "replica 2 after the full sync"));
+    db_free(&sp);
+    db_free(&s1);
+    db_free(&s2);
+    mixer_run(&m, pc, 2000);
+    CHECK_EQ(cmd_int(pc, "WAIT 2 5000"), 2);
+    sp = db_snapshot(pc);
+    s1 = db_snapshot(c1);
+    s2 = db_snapshot(c2);
     CHECK(sp.n > 50);
     CHECK(db_equal(&sp, &s1, "replica 1"));
     CHECK(db_equal(&sp, &s2, "replica 2"));
@@ -897,10 +837,7 @@ static redisReply *acl_call(redisContext *c, int i, const char *prefix) {
     return cmdline(c, "%s", line);
 }
 
-static int reply_ok(const redisReply *r) {
-    long long f[6];
-    return six(r, f) || is_status(r, "OK");
-}
+static int reply_ok(const redisReply *r) { return rl_of(r).ok || reply_is_status(r, "OK"); }
 
 static int reply_noperm(const redisReply *r) {
     return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) == 0;
@@ -1063,7 +1000,7 @@ static void backwards_run(redisContext *c, const bvariant *v, int variant, int s
     rng r = {(uint64_t)(1000 * variant + seed + (unit ? 0 : 500))};
     long long b = T0 + 10000000LL * (seed + 1) + (unit ? 0 : 5000000LL), f = b, h = b, prev_b = b;
     long long cost[BSTEPS];
-    char line[256], key[64];
+    char key[64];
     snprintf(key, sizeof key, "bk:%d:%d:%d", variant, seed, unit);
     for (int i = 0; i < BSTEPS; i++) {
         if (i > 0) {
@@ -1079,26 +1016,23 @@ static void backwards_run(redisContext *c, const bvariant *v, int variant, int s
         const long long at[3] = {h, b, f};
         const char *suffix[3] = {"b", "b", "f"};
         for (int k = 0; k < 4; k++) {
-            snprintf(line, sizeof line, "RL.CLOCK SET %lld", k == 3 ? h : at[k]);
-            append_line(c, line);
-            snprintf(line, sizeof line, "%s %s:%s %s COST %lld%s", v->cmd, key, k == 3 ? "h" : suffix[k], v->params,
-                     cost[i], k == 0 ? " DRYRUN" : "");
-            append_line(c, line);
-            if (k == 1) {
-                snprintf(line, sizeof line, "PTTL %s:b", key);
-                append_line(c, line);
-            }
+            cmdline_append(c, "RL.CLOCK SET %lld", k == 3 ? h : at[k]);
+            cmdline_append(c, "%s %s:%s %s COST %lld%s", v->cmd, key, k == 3 ? "h" : suffix[k], v->params, cost[i],
+                           k == 0 ? " DRYRUN" : "");
+            if (k == 1) cmdline_append(c, "PTTL %s:b", key);
         }
     }
     for (int i = 0; i < BSTEPS; i++) {
-        long long fr[4][6], pttl = LLONG_MIN;
+        rl_result fr[4];
+        long long pttl = LLONG_MIN;
         int ok = 1;
         for (int k = 0; k < 4; k++) {
             redisReply *x = next_reply(c);
-            ok &= is_status(x, "OK");
+            ok &= reply_is_status(x, "OK");
             freeReplyObject(x);
             x = next_reply(c);
-            ok &= six(x, fr[k]);
+            fr[k] = rl_of(x);
+            ok &= fr[k].ok;
             freeReplyObject(x);
             if (k == 1) {
                 x = next_reply(c);
@@ -1110,18 +1044,19 @@ static void backwards_run(redisContext *c, const bvariant *v, int variant, int s
             res->bad++;
             continue;
         }
-        const long long *dry = fr[0], *rb = fr[1];
-        res->adm_b += rb[0] ? cost[i] : 0;
-        res->adm_f += fr[2][0] ? cost[i] : 0;
-        res->adm_h += fr[3][0] ? cost[i] : 0;
-        if ((rb[0] && !dry[0]) || (rb[0] == dry[0] && rb[2] > dry[2])) {
+        const rl_result *dry = &fr[0], *rb = &fr[1];
+        res->adm_b += rb->allowed ? cost[i] : 0;
+        res->adm_f += fr[2].allowed ? cost[i] : 0;
+        res->adm_h += fr[3].allowed ? cost[i] : 0;
+        if ((rb->allowed && !dry->allowed) || (rb->allowed == dry->allowed && rb->remaining > dry->remaining)) {
             if (res->lenient++ < 3)
                 fprintf(stderr, "     %s %s step %d: allowed %lld remaining %lld, at the held instant %lld / %lld\n",
-                        v->cmd, v->params, i, rb[0], rb[2], dry[0], dry[2]);
+                        v->cmd, v->params, i, rb->allowed, rb->remaining, dry->allowed, dry->remaining);
         }
-        int ttl_ok = rb[4] == 0 ? pttl == -2 : (pttl > 0 && pttl <= HOUR_MS + rb[4] + 1 && pttl >= HOUR_MS + rb[4] - 2000);
+        long long reset = rb->reset_after_ms;
+        int ttl_ok = reset == 0 ? pttl == -2 : (pttl > 0 && pttl <= HOUR_MS + reset + 1 && pttl >= HOUR_MS + reset - 2000);
         if (!ttl_ok && res->ttl_bad++ < 3)
-            fprintf(stderr, "     %s %s step %d: reset_after_ms %lld, PTTL %lld\n", v->cmd, v->params, i, rb[4], pttl);
+            fprintf(stderr, "     %s %s step %d: reset_after_ms %lld, PTTL %lld\n", v->cmd, v->params, i, reset, pttl);
     }
 }
 
@@ -1239,34 +1174,31 @@ static void test_idle_expiry(void) {
     server *s = start(NULL);
     redisContext *c = server_connect(s);
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
-    char line[256];
     for (int i = 0; i < IDLE_KEYS; i++) {
-        snprintf(line, sizeof line, idle_calls[i % NIDLE], i, 1 + i % 3);
-        append_line(c, line);
+        cmdline_append(c, idle_calls[i % NIDLE], i, 1 + i % 3);
         /* PTTL of the key just used: the key is the second word of the call. */
         char call[256], *save = NULL;
         snprintf(call, sizeof call, idle_calls[i % NIDLE], i, 1 + i % 3);
         strtok_r(call, " ", &save);
-        snprintf(line, sizeof line, "PTTL %s", strtok_r(NULL, " ", &save));
-        append_line(c, line);
+        cmdline_append(c, "PTTL %s", strtok_r(NULL, " ", &save));
     }
     long long bad = 0, ttl_bad = 0;
     for (int i = 0; i < IDLE_KEYS; i++) {
-        long long f[6];
         redisReply *x = next_reply(c);
-        int ok = six(x, f);
+        rl_result f = rl_of(x);
+        long long reset = f.reset_after_ms;
         freeReplyObject(x);
         x = next_reply(c);
         long long pttl = x->type == REDIS_REPLY_INTEGER ? x->integer : LLONG_MIN;
         freeReplyObject(x);
-        if (!ok || f[4] <= 0) {
+        if (!f.ok || reset <= 0) {
             bad++;
             continue;
         }
         /* On the real clock the key's PTTL is reset_after_ms (the command and PTTL are a few µs apart;
          * allow for a slow machine below, never above). */
-        if (!(pttl <= f[4] + 1 && pttl > 0 && pttl >= f[4] - 50) && ttl_bad++ < 3)
-            fprintf(stderr, "     key %d: reset_after_ms %lld, PTTL %lld\n", i, f[4], pttl);
+        if (!(pttl <= reset + 1 && pttl > 0 && pttl >= reset - 50) && ttl_bad++ < 3)
+            fprintf(stderr, "     key %d: reset_after_ms %lld, PTTL %lld\n", i, reset, pttl);
     }
     CHECK_EQ(bad, 0);
     CHECK_EQ(ttl_bad, 0);

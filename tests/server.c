@@ -238,11 +238,7 @@ static redisReply *vcmdline(redisContext *c, const char *fmt, va_list ap) {
     vsnprintf(line, sizeof line, fmt, ap);
     const char *argv[64];
     size_t lens[64];
-    int argc = 0;
-    for (char *tok = strtok(line, " "); tok && argc < 64; tok = strtok(NULL, " ")) {
-        argv[argc] = tok;
-        lens[argc++] = strlen(tok);
-    }
+    int argc = split_words(line, argv, lens, 64);
     return checked(c, redisCommandArgv(c, argc, argv, lens));
 }
 
@@ -350,4 +346,85 @@ int command_info_is(redisContext *c, const char *name, long long arity) {
     }
     freeReplyObject(r);
     return ok;
+}
+
+server *replica_start(const server *primary) {
+    char port[16];
+    snprintf(port, sizeof port, "%d", primary->port);
+    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
+    server *r = server_start(args);
+    redisContext *c = server_connect(r);
+    int synced = replica_wait_synced(c);
+    redisFree(c);
+    if (!synced) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "replica on port %d did not sync with its primary on port %d (see %s/redis.log)",
+                 r->port, primary->port, r->dir);
+        die(msg);
+    }
+    return r;
+}
+
+int rl_fields(const redisReply *r, long long f[6]) {
+    rl_result x = rl_of(r);
+    const long long v[6] = {x.allowed, x.limit, x.remaining, x.retry_after_ms, x.reset_after_ms, x.wait_ms};
+    for (int i = 0; i < 6; i++) f[i] = x.ok ? v[i] : 0;
+    return x.ok;
+}
+
+int split_words(char *line, const char **argv, size_t *lens, int max) {
+    int argc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " ", &save); tok && argc < max; tok = strtok_r(NULL, " ", &save)) {
+        argv[argc] = tok;
+        lens[argc++] = strlen(tok);
+    }
+    return argc;
+}
+
+void cmdline_append(redisContext *c, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    const char *argv[64];
+    size_t lens[64];
+    int argc = split_words(line, argv, lens, 64);
+    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) die("cannot append a command");
+}
+
+redisReply *next_reply(redisContext *c) {
+    void *r = NULL;
+    if (redisGetReply(c, &r) != REDIS_OK) r = NULL;
+    return checked(c, r);
+}
+
+int reply_is_status(const redisReply *r, const char *text) {
+    return r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, text) == 0;
+}
+
+int reply_is_array(const redisReply *r, size_t n) { return r && r->type == REDIS_REPLY_ARRAY && r->elements == n; }
+
+long long info_field(redisContext *c, const char *section, const char *field) {
+    redisReply *r = cmd(c, "INFO %s", section);
+    long long v = -1;
+    if (r->type == REDIS_REPLY_STRING) {
+        char pat[128];
+        snprintf(pat, sizeof pat, "\r\n%s:", field);
+        const char *p = strstr(r->str, pat);
+        if (p) v = atoll(p + strlen(pat));
+    }
+    freeReplyObject(r);
+    return v;
+}
+
+int aof_rewrite_wait(redisContext *c) {
+    for (int i = 0; i < 1000; i++) {
+        if (info_field(c, "persistence", "aof_rewrite_in_progress") == 0 &&
+            info_field(c, "persistence", "aof_rewrite_scheduled") == 0)
+            return 1;
+        sleep_ms(10);
+    }
+    return 0;
 }

@@ -43,6 +43,9 @@ void sleep_ms(long ms);
 
 /* 1 once a replica's link to its primary is up (polls up to 10 s). */
 int replica_wait_synced(redisContext *replica);
+/* Start a server replicating primary and wait until it has synced; aborts the test program with a message
+ * if it does not sync. Stop it with server_stop (a restart keeps it a replica). */
+server *replica_start(const server *primary);
 
 /* 1 if COMMAND INFO reports this arity and the flags write, denyoom and fast for the command. */
 int command_info_is(redisContext *c, const char *name, long long arity);
@@ -66,6 +69,25 @@ typedef struct rl_result {
 rl_result rl(redisContext *c, const char *fmt, ...);
 /* The same, for a reply already read (an element of EXEC's or EVAL's array). */
 rl_result rl_of(const redisReply *r);
+/* rl_of's fields as an array in reply order (allowed, limit, remaining, retry_after_ms, reset_after_ms,
+ * wait_ms), for tables of replies compared as a whole. Returns ok; the fields are 0 when it is not. */
+int rl_fields(const redisReply *r, long long f[6]);
+
+/* Pipelines: append a command line (formatted and split as cmdline), read replies in order with
+ * next_reply (which aborts on a connection error, as cmd(); caller frees). */
+void cmdline_append(redisContext *c, const char *fmt, ...);
+redisReply *next_reply(redisContext *c);
+/* Split line in place on spaces into at most max arguments; returns how many. */
+int split_words(char *line, const char **argv, size_t *lens, int max);
+
+/* 1 if r (may be NULL) is a status reply with exactly this text. */
+int reply_is_status(const redisReply *r, const char *text);
+/* 1 if r (may be NULL) is an array of n elements (EXEC's answer to n queued commands). */
+int reply_is_array(const redisReply *r, size_t n);
+/* A numeric field of an INFO section, -1 if it is not there. */
+long long info_field(redisContext *c, const char *section, const char *field);
+/* 1 once no AOF rewrite is in progress or scheduled (polls up to 10 s). */
+int aof_rewrite_wait(redisContext *c);
 
 /* DUMP of a key as a malloc'd buffer (NULL when the key does not exist), for byte-for-byte comparison. */
 char *dump_key(redisContext *c, const char *key, size_t *len);
