@@ -1,98 +1,25 @@
 /* unit_leaky.c -- tests of the leaky bucket (algorithms/leaky.c), driven by a fake clock.
  *
- * A small stand-in for the module keeps one limiter's cell between calls the way the module does: it
- * stores the cell unless DRYRUN, and drops the key when the reply says idle (reset_after_ms 0). Scripted
- * tables then replay requests against it and compare every reply field. A second, generic part checks
- * the promises of the reply on many pseudo-random parameter sets by probing a copy of the cell (what
- * DRYRUN does): retry_after_ms and reset_after_ms are exact to the ms, remaining is exact, wait_ms is the
- * time the units ahead take to drain, and an earlier clock never admits more. */
-#include <stdlib.h>
-
-#include "check.h"
+ * The harness in alg_checks.h plays the module (it keeps the cell between calls, stores it unless DRYRUN
+ * and drops the key when the reply says idle) and checks the promises every algorithm's reply makes. This
+ * file brings what is the leaky bucket's own: scripted tables of shaping and policing with every reply
+ * field, parameter changes, the extremes of every parameter, the bucket's parameter space and gaps for
+ * the pseudo-random runs of the generic promises, and wait_ms: the time the units ahead take to drain.
+ * A long steady run shows no fraction of a unit is ever lost or gained. */
 #define RNG_SEED 0x9e3779b97f4a7c15ULL
-#include "rng.h"
+#include "alg_checks.h"
 #include "../algorithms/leaky.h"
 
 #define MS 1000LL
-
-static char validate_err[RL_ERR_LEN]; /* validate's message, unread */
 #define SEC (1000 * MS)
 #define BASE_US (1700000000000LL * MS) /* an ordinary present-day time, Nov 2023 */
 
-/* --- the module stand-in ---------------------------------------------------------------------------- */
-
-typedef struct limiter {
-    int64_t params[3]; /* capacity, leak_tokens, leak_ms */
-    rl_cell cell;
-    int exists;
-} limiter;
-
-static limiter limiter_new(int64_t capacity, int64_t leak_tokens, int64_t leak_ms) {
-    limiter l = {{capacity, leak_tokens, leak_ms}, {{0, 0}}, 0};
-    return l;
-}
-
-static rl_request request_of(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
-    rl_request req = {{l->params[0], l->params[1], l->params[2]}, cost, 0, flags, now_us};
-    return req;
-}
-
-/* Decide on a copy of the cell: the limiter is left as it was. */
-static rl_reply probe(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
-    rl_request req = request_of(l, now_us, cost, flags);
-    rl_cell cell = l->cell;
-    rl_reply reply;
-    memset(&reply, 0, sizeof reply);
-    rl_leaky_algorithm.decide(&req, &cell, l->exists, &reply);
-    return reply;
-}
-
-/* Decide and keep the result, as the module does. */
-static rl_reply call(limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
-    rl_request req = request_of(l, now_us, cost, flags);
-    rl_cell cell = l->cell;
-    rl_reply reply;
-    memset(&reply, 0, sizeof reply);
-    CHECK(rl_leaky_algorithm.validate(&req, validate_err) == 0);
-    rl_leaky_algorithm.decide(&req, &cell, l->exists, &reply);
-    if (!(flags & RL_F_DRYRUN)) {
-        l->exists = reply.reset_after_ms > 0;
-        l->cell = cell;
-        if (l->exists) CHECK(rl_leaky_algorithm.cell_valid(&cell));
-    }
-    return reply;
+/* A leaky bucket on the harness's stand-in for the module. */
+static limiter new_leaky(int64_t capacity, int64_t leak_tokens, int64_t leak_ms) {
+    return limiter_new(&rl_leaky_algorithm, capacity, leak_tokens, leak_ms);
 }
 
 /* --- scripted tables -------------------------------------------------------------------------------- */
-
-typedef struct row {
-    int64_t at_us; /* fake clock, from BASE_US */
-    int64_t cost;
-    uint32_t flags;
-    int64_t allowed, remaining, retry_ms, reset_ms, wait_ms;
-} row;
-
-static void expect_field(const char *table, size_t i, const char *field, int64_t got, int64_t want) {
-    char what[160];
-    snprintf(what, sizeof what, "%s, row %zu: %s", table, i + 1, field);
-    if (!check_record(got == want, __FILE__, __LINE__, what))
-        fprintf(stderr, "     got %lld, expected %lld\n", (long long)got, (long long)want);
-}
-
-static void run_table(const char *table, limiter *l, const row *rows, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        const row *w = &rows[i];
-        rl_reply r = call(l, BASE_US + w->at_us, w->cost, w->flags);
-        expect_field(table, i, "allowed", r.allowed, w->allowed);
-        expect_field(table, i, "limit", r.limit, l->params[0]);
-        expect_field(table, i, "remaining", r.remaining, w->remaining);
-        expect_field(table, i, "retry_after_ms", r.retry_after_ms, w->retry_ms);
-        expect_field(table, i, "reset_after_ms", r.reset_after_ms, w->reset_ms);
-        expect_field(table, i, "wait_ms", r.wait_ms, w->wait_ms);
-    }
-}
-
-#define RUN_TABLE(l, rows) run_table(#rows, (l), (rows), sizeof(rows) / sizeof((rows)[0]))
 
 /* 4 units, 3 per second: T = 333.33.. ms, not a whole number of ms. A burst waits 0, T, 2T, 3T, each
  * rounded up; the fifth is denied until one unit has drained. */
@@ -188,46 +115,46 @@ static const row billion_per_second[] = {
 };
 
 static void test_tables(void) {
-    limiter l = limiter_new(4, 3, 1000);
-    RUN_TABLE(&l, burst_shaping);
-    l = limiter_new(4, 3, 1000);
-    RUN_TABLE(&l, burst_nodelay);
-    l = limiter_new(3, 3, 1000);
-    RUN_TABLE(&l, dryrun);
+    limiter l = new_leaky(4, 3, 1000);
+    RUN_TABLE(&l, BASE_US, burst_shaping);
+    l = new_leaky(4, 3, 1000);
+    RUN_TABLE(&l, BASE_US, burst_nodelay);
+    l = new_leaky(3, 3, 1000);
+    RUN_TABLE(&l, BASE_US, dryrun);
 
-    l = limiter_new(10, 1, 1000);
-    RUN_TABLE(&l, change_before);
+    l = new_leaky(10, 1, 1000);
+    RUN_TABLE(&l, BASE_US, change_before);
     l.params[0] = 5;
-    RUN_TABLE(&l, change_smaller);
+    RUN_TABLE(&l, BASE_US, change_smaller);
     l.params[1] = 2;
-    RUN_TABLE(&l, change_faster);
+    RUN_TABLE(&l, BASE_US, change_faster);
 
-    l = limiter_new(4, 3, 1000);
-    RUN_TABLE(&l, rem_before);
+    l = new_leaky(4, 3, 1000);
+    RUN_TABLE(&l, BASE_US, rem_before);
     l.params[1] = 1;
-    RUN_TABLE(&l, rem_after);
+    RUN_TABLE(&l, BASE_US, rem_after);
 
-    l = limiter_new(2, 1, 1000);
-    RUN_TABLE(&l, clock_back);
-    l = limiter_new(31, 1, YEAR_MS);
-    RUN_TABLE(&l, one_a_year);
-    l = limiter_new(1000000000000LL, 1000000000LL, 1000);
-    RUN_TABLE(&l, billion_per_second);
+    l = new_leaky(2, 1, 1000);
+    RUN_TABLE(&l, BASE_US, clock_back);
+    l = new_leaky(31, 1, YEAR_MS);
+    RUN_TABLE(&l, BASE_US, one_a_year);
+    l = new_leaky(1000000000000LL, 1000000000LL, 1000);
+    RUN_TABLE(&l, BASE_US, billion_per_second);
 }
 
 /* --- validation and cells --------------------------------------------------------------------------- */
 
 static void test_validate(void) {
     limiter ok[] = {
-        limiter_new(1000000000000LL, 1000000000000LL, RL_MAX_PERIOD_MS), /* 10^12 ms from full */
-        limiter_new(31, 1, YEAR_MS),
-        limiter_new(1, 1, RL_MAX_PERIOD_MS),
-        limiter_new(1000000000000LL, 1, 1),
+        new_leaky(1000000000000LL, 1000000000000LL, RL_MAX_PERIOD_MS), /* 10^12 ms from full */
+        new_leaky(31, 1, YEAR_MS),
+        new_leaky(1, 1, RL_MAX_PERIOD_MS),
+        new_leaky(1000000000000LL, 1, 1),
     };
     limiter refused[] = {
-        limiter_new(1000000000000LL, 999999999999LL, RL_MAX_PERIOD_MS),
-        limiter_new(32, 1, YEAR_MS),
-        limiter_new(2, 1, RL_MAX_PERIOD_MS),
+        new_leaky(1000000000000LL, 999999999999LL, RL_MAX_PERIOD_MS),
+        new_leaky(32, 1, YEAR_MS),
+        new_leaky(2, 1, RL_MAX_PERIOD_MS),
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         rl_request req = request_of(&ok[i], BASE_US, 1, 0);
@@ -239,7 +166,7 @@ static void test_validate(void) {
     }
 
     /* A new key is an empty bucket, whatever the cell holds. */
-    limiter fresh = limiter_new(4, 3, 1000);
+    limiter fresh = new_leaky(4, 3, 1000);
     fresh.cell.w[0] = (uint64_t)(BASE_US + 10 * SEC);
     CHECK_EQ(probe(&fresh, BASE_US, 0, 0).remaining, 4);
     CHECK_EQ(probe(&fresh, BASE_US, 0, 0).reset_after_ms, 0);
@@ -267,7 +194,7 @@ static void test_extremes(void) {
     const int64_t times[] = {0, BASE_US, RL_MAX_TIME_US - 1, RL_MAX_TIME_US};
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         for (size_t t = 0; t < sizeof times / sizeof times[0]; t++) {
-            limiter l = limiter_new(sets[s][0], sets[s][1], sets[s][2]);
+            limiter l = new_leaky(sets[s][0], sets[s][1], sets[s][2]);
             int64_t capacity = sets[s][0];
             rl_reply full = call(&l, times[t], capacity, 0);
             CHECK_EQ(full.allowed, 1);
@@ -286,24 +213,9 @@ static void test_extremes(void) {
 
 /* --- generic promises, on pseudo-random parameters ------------------------------------------------ */
 
-static limiter random_limiter(void) {
-    for (;;) {
-        int64_t capacity = rng_magnitude(RL_MAX_COUNT), leak_tokens = rng_magnitude(RL_MAX_COUNT);
-        limiter l = limiter_new(capacity, leak_tokens, rng_magnitude(RL_MAX_PERIOD_MS));
-        rl_request req = request_of(&l, BASE_US, 1, 0);
-        if (rl_leaky_algorithm.validate(&req, validate_err) == 0) return l;
-    }
-}
-
-/* A cost: mostly small against the capacity, sometimes 0, the whole capacity, or more. */
-static int64_t random_cost(int64_t capacity) {
-    switch (rng() % 8) {
-    case 0: return 0;
-    case 1: return capacity;
-    case 2: return capacity + 1;
-    case 3: return 1;
-    default: return 1 + (int64_t)(rng() % (uint64_t)capacity);
-    }
+static limiter random_leaky(void) {
+    static const int64_t max[3] = {RL_MAX_COUNT, RL_MAX_COUNT, RL_MAX_PERIOD_MS};
+    return random_limiter(&rl_leaky_algorithm, max);
 }
 
 /* A gap between calls, relative to the time one unit or the whole bucket takes to drain. */
@@ -318,48 +230,15 @@ static int64_t random_gap(const limiter *l) {
     }
 }
 
-static int64_t ms_before(int64_t now_us, int64_t ms) { return now_us + (ms - 1) * MS; }
-static int64_t ms_at(int64_t now_us, int64_t ms) { return now_us + ms * MS; }
-
-/* retry_after_ms is the first whole ms at which the same request is admitted. */
-static void check_retry(const limiter *l, int64_t now, int64_t cost, uint32_t flags, const rl_reply *r) {
-    if (r->allowed || cost > l->params[0]) {
-        CHECK_EQ(r->retry_after_ms, -1);
-        return;
-    }
-    if (!CHECK(r->retry_after_ms >= 1)) return;
-    CHECK_EQ(probe(l, ms_before(now, r->retry_after_ms), cost, flags).allowed, 0);
-    CHECK_EQ(probe(l, ms_at(now, r->retry_after_ms), cost, flags).allowed, 1);
-}
-
-/* reset_after_ms / _us say exactly when the limiter is idle, and an idle cell is a new bucket. */
-static void check_reset(const limiter *l, int64_t now, uint32_t flags, const rl_reply *r) {
-    CHECK_EQ(r->reset_after_ms, (r->reset_after_us + 999) / 1000);
-    if (r->reset_after_ms == 0) return;
-    CHECK(probe(l, ms_before(now, r->reset_after_ms), 0, flags).reset_after_ms > 0);
-    CHECK_EQ(probe(l, ms_at(now, r->reset_after_ms), 0, flags).reset_after_ms, 0);
-    CHECK(probe(l, now + r->reset_after_us - 1, 0, flags).reset_after_us > 0);
-    rl_reply idle = probe(l, now + r->reset_after_us, 0, flags);
-    CHECK_EQ(idle.reset_after_us, 0);
-    CHECK_EQ(idle.remaining, l->params[0]);
-
-    limiter fresh = *l;
-    fresh.exists = 0;
-    int64_t at = now + r->reset_after_us, cost = l->params[0];
-    rl_reply a = probe(l, at, cost, flags), b = probe(&fresh, at, cost, flags);
-    CHECK(a.allowed == b.allowed && a.remaining == b.remaining && a.reset_after_us == b.reset_after_us &&
-          a.wait_ms == b.wait_ms);
-}
-
-/* remaining more units are admitted now, one more is not. */
-static void check_remaining(const limiter *l, int64_t now, uint32_t flags, const rl_reply *r) {
-    CHECK(r->remaining >= 0 && r->remaining <= l->params[0]);
-    if (r->remaining > 0) CHECK_EQ(probe(l, now, r->remaining, flags).allowed, 1);
-    CHECK_EQ(probe(l, now, r->remaining + 1, flags).allowed, 0);
+/* Shaping or policing, a third of the calls each way round. */
+static uint32_t random_flags(int set, int step) {
+    (void)set, (void)step;
+    return (rng() % 3 == 0) ? RL_F_NODELAY : 0;
 }
 
 /* wait_ms is when the units that were ahead of the request have drained. */
-static void check_wait(const limiter *before, int64_t now, uint32_t flags, const rl_reply *r) {
+static void check_wait(const limiter *before, int64_t now, int64_t cost, uint32_t flags, const rl_reply *r) {
+    (void)cost;
     if (!r->allowed || (flags & RL_F_NODELAY)) {
         CHECK_EQ(r->wait_ms, 0);
         return;
@@ -369,53 +248,17 @@ static void check_wait(const limiter *before, int64_t now, uint32_t flags, const
     CHECK_EQ(probe(before, ms_at(now, r->wait_ms), 0, flags).wait_ms, 0);
 }
 
-/* At an earlier time, the same request is never admitted when it is not now, and there is never more
- * room. */
-static void check_earlier(const limiter *before, int64_t now, int64_t cost, uint32_t flags) {
-    int64_t span = random_gap(before) + 2; /* drawn first: operand order is unspecified */
-    int64_t back = (int64_t)(rng() % (uint64_t)span);
-    CHECK(probe(before, now - back, cost, flags).allowed <= probe(before, now, cost, flags).allowed);
-    CHECK(probe(before, now - back, 0, flags).remaining <= probe(before, now, 0, flags).remaining);
-}
-
 static void test_generic(void) {
-    for (int set = 0; set < 400; set++) {
-        limiter l = random_limiter();
-        int64_t now = BASE_US + (int64_t)(rng() % (uint64_t)(1000 * SEC));
-        for (int step = 0; step < 40; step++) {
-            now += random_gap(&l);
-            int64_t cost = random_cost(l.params[0]);
-            uint32_t flags = (rng() % 3 == 0) ? RL_F_NODELAY : 0;
-            limiter before = l;
-            check_earlier(&before, now, cost, flags);
-            rl_reply r = call(&l, now, cost, flags);
-            CHECK_EQ(r.allowed, cost <= l.params[0] && probe(&before, now, cost, flags).allowed);
-            check_retry(&l, now, cost, flags, &r);
-            check_reset(&l, now, flags, &r);
-            check_remaining(&l, now, flags, &r);
-            check_wait(&before, now, flags, &r);
-        }
-    }
+    /* NODELAY changes no state, only the reply's wait: the bucket has one mode. */
+    const promise_plan plan = {400, 40, BASE_US, 0, random_leaky, random_gap, random_flags, check_wait};
+    check_promises(&plan);
 }
 
-/* A sequence of unit requests whose clock sometimes steps back is admitted no more often than the same
- * sequence on a clock that holds still instead. */
+/* A run of unit requests whose clock sometimes steps back is admitted no more often than the same run
+ * on a clock that holds still instead. */
 static void test_clock_back_sequences(void) {
-    for (int set = 0; set < 200; set++) {
-        limiter jittery = random_limiter(), steady = jittery;
-        int64_t now = BASE_US, latest = INT64_MIN, admitted_jittery = 0, admitted_steady = 0;
-        for (int step = 0; step < 200; step++) {
-            int64_t span = random_gap(&jittery) + 1;
-            if (rng() % 4 == 0)
-                now -= (int64_t)(rng() % (uint64_t)span);
-            else
-                now += random_gap(&jittery);
-            if (now > latest) latest = now;
-            admitted_jittery += call(&jittery, now, 1, 0).allowed;
-            admitted_steady += call(&steady, latest, 1, 0).allowed;
-        }
-        CHECK(admitted_jittery <= admitted_steady);
-    }
+    for (int set = 0; set < 200; set++)
+        check_clock_back_run(random_leaky(), 0, 200, BASE_US, random_gap, random_gap);
 }
 
 /* 10^6 requests at a steady pace faster than the drain rate: exactly capacity + floor(t * R / P) get
@@ -424,7 +267,7 @@ static void test_clock_back_sequences(void) {
 static void test_no_drift(void) {
     const uint32_t modes[] = {0, RL_F_NODELAY};
     for (size_t m = 0; m < 2; m++) {
-        limiter l = limiter_new(5, 7, 3);
+        limiter l = new_leaky(5, 7, 3);
         int64_t admitted = 0, last_wait = 0;
         const int64_t n = 1000000, pace_us = 100;
         for (int64_t i = 0; i < n; i++) {

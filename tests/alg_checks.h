@@ -1,0 +1,342 @@
+/* alg_checks.h -- one harness for every algorithm plugged into the common interface (rl_algorithm in
+ * algorithms/rl_common.h): a stand-in for the module, scripted tables, and the promises of the reply.
+ *
+ * The idea: what the module does with an algorithm is the same for all of them (validate the request,
+ * decide on the key's stored cell, store the new cell unless DRYRUN, drop the key when the reply says
+ * idle), and so are the promises every reply makes (docs/commands.md). Both are written here once,
+ * against `const rl_algorithm *`; a unit test brings its algorithm's parameters, tables and the checks
+ * only that algorithm has (leaky wait_ms, window's naive model, token's interval specifics).
+ *
+ * The promises, checked around a real call at `now` on the state that call leaves (and, for a denied
+ * request, on the state as it was: what a DRYRUN of it leaves):
+ *   - retry_after_ms is the first whole ms at which the same request is admitted; -1 when allowed or
+ *     never (a cost above the limit is never admitted);
+ *   - reset_after_ms / reset_after_us say exactly when the limiter is idle, and from then on it behaves
+ *     exactly as a new one (the module drops the key, or its expiry is rounded up: either must do);
+ *   - remaining more units are admitted now, one more is not;
+ *   - an earlier clock never admits more, call by call and over whole runs;
+ *   - DRYRUN returns exactly the reply of the real call, and the real call is what changes state: right
+ *     after it the limiter holds what its reply describes;
+ *   - every cell a real call writes passes cell_valid (RDB load and RL.SETSTATE apply it).
+ * A probe is a DRYRUN call on the stand-in: decide on a copy of the cell, keep nothing. As DRYRUN answers
+ * exactly as the real call would, probing the state a call left asks what the next real call would get.
+ *
+ * For every algorithm here params[0] is the limit (a bucket's capacity, a window's limit). A test
+ * program includes this once, after defining RNG_SEED, as it would check.h and rng.h (static inline, so
+ * a program may use only part of it). Only RL_F_DRYRUN is named here: the other flags belong to their
+ * algorithms, and no flag's value matters. */
+#ifndef RL_ALG_CHECKS_H
+#define RL_ALG_CHECKS_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "check.h"
+#include "rng.h"
+#include "../algorithms/rl_common.h"
+
+/* Where validate writes its message; the tests only look at its verdict. */
+static char validate_err[RL_ERR_LEN];
+
+/* --- the module stand-in ---------------------------------------------------------------------------- */
+
+typedef struct limiter {
+    const rl_algorithm *alg;
+    int64_t params[3];
+    rl_cell cell; /* what the key holds; meaningless when !exists */
+    int exists;   /* 0: no key, a new limiter */
+} limiter;
+
+static inline limiter limiter_new(const rl_algorithm *alg, int64_t p0, int64_t p1, int64_t p2) {
+    limiter l = {alg, {p0, p1, p2}, {{0, 0}}, 0};
+    return l;
+}
+
+static inline int64_t limit_of(const limiter *l) { return l->params[0]; }
+
+static inline rl_request request_of(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
+    rl_request req = {{l->params[0], l->params[1], l->params[2]}, cost, 0, flags, now_us};
+    return req;
+}
+
+/* One decision on a copy of the stored cell; *cell receives what the module would store. The reply
+ * starts as garbage, so a field the algorithm forgets shows up instead of passing as a plausible 0. */
+static inline rl_reply decide_copy(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags,
+                                   rl_cell *cell) {
+    rl_request req = request_of(l, now_us, cost, flags);
+    rl_reply reply;
+    memset(&reply, 0xa5, sizeof reply);
+    *cell = l->cell;
+    l->alg->decide(&req, cell, l->exists, &reply);
+    return reply;
+}
+
+/* A DRYRUN call: the limiter is left as it was. */
+static inline rl_reply probe(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
+    rl_cell cell;
+    return decide_copy(l, now_us, cost, flags | RL_F_DRYRUN, &cell);
+}
+
+static inline int same_reply(const rl_reply *a, const rl_reply *b) {
+    return a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
+           a->retry_after_ms == b->retry_after_ms && a->reset_after_ms == b->reset_after_ms &&
+           a->wait_ms == b->wait_ms && a->reset_after_us == b->reset_after_us;
+}
+
+static inline void print_reply(const char *label, const rl_reply *r) {
+    fprintf(stderr, "     %s: allowed %lld limit %lld remaining %lld retry %lld reset %lld (%lld us) "
+            "wait %lld\n", label, (long long)r->allowed, (long long)r->limit, (long long)r->remaining,
+            (long long)r->retry_after_ms, (long long)r->reset_after_ms, (long long)r->reset_after_us,
+            (long long)r->wait_ms);
+}
+
+/* One check: every field of two replies, both printed when they differ. */
+static inline void check_same_reply(const char *what, const rl_reply *got, const rl_reply *want) {
+    if (check_record(same_reply(got, want), __FILE__, __LINE__, what)) return;
+    print_reply("got     ", got);
+    print_reply("expected", want);
+}
+
+static inline int same_cell(const rl_cell *a, const rl_cell *b) {
+    return a->w[0] == b->w[0] && a->w[1] == b->w[1];
+}
+
+/* A call as the module makes it: validate, decide, store unless DRYRUN, drop the key when idle. Its twin
+ * (the same request with DRYRUN toggled) must answer the same, and every cell a real call writes must
+ * be valid, even one the module then drops (stricter than needed, and as cheap). */
+static inline rl_reply call(limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
+    rl_request req = request_of(l, now_us, cost, flags);
+    CHECK(l->alg->validate(&req, validate_err) == 0);
+    rl_cell cell, twin_cell;
+    rl_reply reply = decide_copy(l, now_us, cost, flags, &cell);
+    rl_reply twin = decide_copy(l, now_us, cost, flags ^ RL_F_DRYRUN, &twin_cell);
+    check_same_reply("DRYRUN answers exactly as the real call", &twin, &reply);
+    if (!(flags & RL_F_DRYRUN)) {
+        CHECK(l->alg->cell_valid(&cell));
+        l->exists = reply.reset_after_ms > 0;
+        l->cell = cell;
+    }
+    return reply;
+}
+
+/* --- scripted tables -------------------------------------------------------------------------------- */
+
+/* One call and its whole expected reply (limit is the limiter's params[0]). */
+typedef struct row {
+    int64_t at_us; /* fake clock, from the table's base */
+    int64_t cost;
+    uint32_t flags;
+    int64_t allowed, remaining, retry_ms, reset_ms, wait_ms;
+} row;
+
+static inline void expect_field(const char *table, size_t i, const char *field, int64_t got, int64_t want) {
+    char what[160];
+    snprintf(what, sizeof what, "%s, row %zu: %s", table, i + 1, field);
+    if (!check_record(got == want, __FILE__, __LINE__, what))
+        fprintf(stderr, "     got %lld, expected %lld\n", (long long)got, (long long)want);
+}
+
+static inline void run_table(const char *table, limiter *l, int64_t base_us, const row *rows, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const row *w = &rows[i];
+        rl_reply r = call(l, base_us + w->at_us, w->cost, w->flags);
+        expect_field(table, i, "allowed", r.allowed, w->allowed);
+        expect_field(table, i, "limit", r.limit, limit_of(l));
+        expect_field(table, i, "remaining", r.remaining, w->remaining);
+        expect_field(table, i, "retry_after_ms", r.retry_after_ms, w->retry_ms);
+        expect_field(table, i, "reset_after_ms", r.reset_after_ms, w->reset_ms);
+        expect_field(table, i, "wait_ms", r.wait_ms, w->wait_ms);
+    }
+}
+
+#define RUN_TABLE(l, base, rows) run_table(#rows, (l), (base), (rows), sizeof(rows) / sizeof((rows)[0]))
+
+/* --- the promises of one reply ---------------------------------------------------------------------- */
+
+static inline int64_t ms_before(int64_t now_us, int64_t ms) { return now_us + (ms - 1) * 1000; }
+static inline int64_t ms_at(int64_t now_us, int64_t ms) { return now_us + ms * 1000; }
+
+/* retry_after_ms is the first whole ms at which the same request is admitted. */
+static inline void check_retry(const limiter *l, int64_t now, int64_t cost, uint32_t flags,
+                               const rl_reply *r) {
+    if (cost > limit_of(l)) CHECK_EQ(r->allowed, 0);
+    if (r->allowed || cost > limit_of(l)) {
+        CHECK_EQ(r->retry_after_ms, -1);
+        return;
+    }
+    if (!CHECK(r->retry_after_ms >= 1)) return;
+    CHECK_EQ(probe(l, ms_before(now, r->retry_after_ms), cost, flags).allowed, 0);
+    CHECK_EQ(probe(l, ms_at(now, r->retry_after_ms), cost, flags).allowed, 1);
+}
+
+/* At `at` (idle) the limiter answers a request exactly as a new one would, and stores the same cell:
+ * nothing it held may linger. A cell the module drops (reset 0) is not compared. */
+static inline void check_as_new(const limiter *l, int64_t at, int64_t cost, uint32_t flags) {
+    limiter fresh = *l;
+    fresh.exists = 0;
+    rl_cell kept_cell, new_cell;
+    rl_reply kept = decide_copy(l, at, cost, flags, &kept_cell);
+    rl_reply anew = decide_copy(&fresh, at, cost, flags, &new_cell);
+    check_same_reply("an idle limiter answers as a new one", &kept, &anew);
+    if (anew.reset_after_ms > 0) CHECK(same_cell(&kept_cell, &new_cell));
+}
+
+/* reset_after_ms / _us say exactly when the limiter is idle; from then on it is a new one, whether the
+ * key is gone or its expiry (rounded up to the ms, or held longer by a frozen clock) has not come yet.
+ * `later_us` >= 0 is how long after idle to look again. */
+static inline void check_reset(const limiter *l, int64_t now, int64_t cost, uint32_t flags,
+                               const rl_reply *r, int64_t later_us) {
+    CHECK_EQ(r->reset_after_ms, (r->reset_after_us + 999) / 1000);
+    if (r->reset_after_ms == 0) return; /* the key is gone: new by construction */
+    CHECK(probe(l, ms_before(now, r->reset_after_ms), 0, flags).reset_after_ms > 0);
+    CHECK_EQ(probe(l, ms_at(now, r->reset_after_ms), 0, flags).reset_after_ms, 0);
+    CHECK(probe(l, now + r->reset_after_us - 1, 0, flags).reset_after_us > 0);
+    int64_t idle_at = now + r->reset_after_us;
+    rl_reply idle = probe(l, idle_at, 0, flags);
+    CHECK_EQ(idle.reset_after_us, 0);
+    CHECK_EQ(idle.remaining, limit_of(l));
+
+    const int64_t at[] = {idle_at, ms_at(now, r->reset_after_ms), idle_at + later_us};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        check_as_new(l, at[i], 0, flags);
+        check_as_new(l, at[i], cost, flags);
+        check_as_new(l, at[i], limit_of(l), flags);
+    }
+}
+
+/* remaining more units are admitted now, one more is not. */
+static inline void check_remaining(const limiter *l, int64_t now, uint32_t flags, const rl_reply *r) {
+    CHECK(r->remaining >= 0 && r->remaining <= limit_of(l));
+    if (r->remaining > 0) CHECK_EQ(probe(l, now, r->remaining, flags).allowed, 1);
+    CHECK_EQ(probe(l, now, r->remaining + 1, flags).allowed, 0);
+}
+
+/* The real call is what changes state: right after it, the limiter reads as its reply said (a new one
+ * when the key was dropped). */
+static inline void check_state_described(const limiter *after, int64_t now, uint32_t flags,
+                                         const rl_reply *r) {
+    rl_reply look = probe(after, now, 0, flags);
+    CHECK(look.remaining == r->remaining && look.reset_after_us == r->reset_after_us);
+}
+
+/* The same request again at once: a denied one changed nothing, so it gets the same reply; after an
+ * admitted one, the next keeps the retry promise too. */
+static inline void check_repeat(const limiter *after, int64_t now, int64_t cost, uint32_t flags,
+                                const rl_reply *r) {
+    rl_reply again = probe(after, now, cost, flags);
+    if (!r->allowed) check_same_reply("a denied request changes nothing", &again, r);
+    check_retry(after, now, cost, flags, &again);
+}
+
+/* At an earlier time (back_us before now) the same request is never admitted when it is not now, and
+ * there is never more room. */
+static inline void check_earlier(const limiter *before, int64_t now, int64_t back_us, int64_t cost,
+                                 uint32_t flags) {
+    CHECK(probe(before, now - back_us, cost, flags).allowed <= probe(before, now, cost, flags).allowed);
+    CHECK(probe(before, now - back_us, 0, flags).remaining <= probe(before, now, 0, flags).remaining);
+}
+
+/* --- pseudo-random runs ----------------------------------------------------------------------------- */
+
+/* Each parameter in [1, max[i]] over all magnitudes (0 where max[i] is 0), drawn until valid. */
+static inline limiter random_limiter(const rl_algorithm *alg, const int64_t max[3]) {
+    for (;;) {
+        int64_t p[3];
+        for (int i = 0; i < 3; i++) p[i] = max[i] > 0 ? rng_magnitude(max[i]) : 0;
+        limiter l = limiter_new(alg, p[0], p[1], p[2]);
+        rl_request req = request_of(&l, 0, 1, 0);
+        if (alg->validate(&req, validate_err) == 0) return l;
+    }
+}
+
+/* A cost: mostly small against the limit, sometimes 0, the whole limit, or more. */
+static inline int64_t random_cost(int64_t limit) {
+    switch (rng() % 8) {
+    case 0: return 0;
+    case 1: return limit;
+    case 2: return limit + 1;
+    case 3: return 1;
+    default: return 1 + (int64_t)(rng() % (uint64_t)limit);
+    }
+}
+
+/* What a test brings to the runs: its limiters, the time scale of its gaps, its flags (never DRYRUN:
+ * every call is probed with DRYRUN anyway), which of them choose the mode the cell is read in, and its
+ * own checks of each reply (may be NULL). */
+typedef struct promise_plan {
+    int sets, steps;
+    int64_t base_us;
+    uint32_t mode_flags;
+    limiter (*new_limiter)(void);
+    int64_t (*gap)(const limiter *l);
+    uint32_t (*flags)(int set, int step);
+    void (*extra)(const limiter *before, int64_t now, int64_t cost, uint32_t flags, const rl_reply *r);
+} promise_plan;
+
+/* One real call with every promise checked around it; *before receives the limiter as it was.
+ *
+ * A denied request admits nothing, so a DRYRUN of it, which leaves the state as it was, must keep the
+ * reply's promises on that unchanged state too ("if nothing else happened"). Not when the request
+ * changes the key's mode (same_mode 0: the cell was last written in another mode): a mode switch
+ * rewrites the state by design, denied or not (token: the whole tokens are kept, the fraction and the
+ * anchor are not; window: idle follows the mode of the last write), and the reply describes the
+ * rewritten state. */
+static inline rl_reply call_with_promises(limiter *l, int64_t now, int64_t cost, uint32_t flags,
+                                          int64_t span_us, int same_mode, limiter *before) {
+    *before = *l;
+    check_earlier(before, now, (int64_t)(rng() % (uint64_t)(span_us + 2)), cost, flags);
+    int64_t later_us = (int64_t)(rng() % (uint64_t)(span_us + 1));
+    rl_reply r = call(l, now, cost, flags);
+    check_repeat(l, now, cost, flags, &r);
+    const limiter *kept[2] = {l, before};
+    for (int i = 0; i < (!r.allowed && same_mode ? 2 : 1); i++) {
+        check_retry(kept[i], now, cost, flags, &r);
+        check_reset(kept[i], now, cost, flags, &r, later_us);
+        check_remaining(kept[i], now, flags, &r);
+        check_state_described(kept[i], now, flags, &r);
+    }
+    return r;
+}
+
+/* sets limiters, each taking `steps` calls at pseudo-random gaps and costs, every reply checked. */
+static inline void check_promises(const promise_plan *plan) {
+    for (int set = 0; set < plan->sets; set++) {
+        limiter l = plan->new_limiter();
+        int64_t now = plan->base_us + (int64_t)(rng() % (uint64_t)(1000 * 1000000LL));
+        uint32_t last_flags = 0;
+        for (int step = 0; step < plan->steps; step++) {
+            now += plan->gap(&l);
+            int64_t cost = random_cost(limit_of(&l));
+            uint32_t flags = plan->flags(set, step);
+            int64_t span = plan->gap(&l); /* drawn apart: argument order is unspecified */
+            int same_mode = !l.exists || ((flags ^ last_flags) & plan->mode_flags) == 0;
+            limiter before;
+            rl_reply r = call_with_promises(&l, now, cost, flags, span, same_mode, &before);
+            if (plan->extra) plan->extra(&before, now, cost, flags, &r);
+            last_flags = flags;
+        }
+    }
+}
+
+/* A run of unit requests whose clock sometimes steps back is admitted no more often than the same run
+ * on a clock that holds still instead. step_gap is how far the clock moves forward, back_span bounds a
+ * step back. */
+static inline void check_clock_back_run(limiter jittery, uint32_t flags, int steps, int64_t base_us,
+                                        int64_t (*step_gap)(const limiter *),
+                                        int64_t (*back_span)(const limiter *)) {
+    limiter steady = jittery;
+    int64_t now = base_us, latest = INT64_MIN, admitted_jittery = 0, admitted_steady = 0;
+    for (int step = 0; step < steps; step++) {
+        int64_t span = back_span(&jittery) + 1;
+        if (rng() % 4 == 0)
+            now -= (int64_t)(rng() % (uint64_t)span);
+        else
+            now += step_gap(&jittery);
+        if (now > latest) latest = now;
+        admitted_jittery += call(&jittery, now, 1, flags).allowed;
+        admitted_steady += call(&steady, latest, 1, flags).allowed;
+    }
+    CHECK(admitted_jittery <= admitted_steady);
+}
+
+#endif
