@@ -17,6 +17,9 @@
 
 static int clock_frozen;
 static int64_t clock_frozen_us;
+/* While frozen: real ms minus module ms at the last SET or ADVANCE, plus the extra hour. Fixed between
+ * two clock changes, so an unchanged limiter keeps an unchanged expiry and is not rewritten. */
+static int64_t frozen_offset_ms;
 
 static int64_t real_now_us(void) {
     struct timespec ts;
@@ -31,12 +34,15 @@ int64_t rl_clock_now_us(void) {
 }
 
 int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us) {
-    if (clock_frozen) {
-        int64_t real_ms = real_now_us() / 1000;
-        return real_ms + (reset_after_us + 999) / 1000 + FROZEN_EXTRA_TTL_MS;
-    }
     /* Round the idle instant up: the key must not vanish while it still holds state. */
-    return (now_us + reset_after_us + 999) / 1000;
+    int64_t idle_ms = (now_us + reset_after_us + 999) / 1000;
+    return clock_frozen ? idle_ms + frozen_offset_ms : idle_ms;
+}
+
+static void clock_freeze_at(int64_t us) {
+    clock_frozen = 1;
+    clock_frozen_us = us;
+    frozen_offset_ms = real_now_us() / 1000 - us / 1000 + FROZEN_EXTRA_TTL_MS;
 }
 
 static int clock_number(RedisModuleString *arg, int64_t min, int64_t max, int64_t *out) {
@@ -64,13 +70,12 @@ static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         clock_frozen = 0;
     } else if (len == 3 && strncasecmp(sub, "SET", 3) == 0 && argc == 3) {
         if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0) return time_range_error(ctx, "unix_ms", "");
-        clock_frozen = 1;
-        clock_frozen_us = v * 1000;
+        clock_freeze_at(v * 1000);
     } else if (len == 7 && strncasecmp(sub, "ADVANCE", 7) == 0 && argc == 3) {
         if (!clock_frozen) return RedisModule_ReplyWithError(ctx, "ERR ADVANCE: needs a frozen clock (RL.CLOCK SET)");
         if (clock_number(argv[2], 0, RL_MAX_TIME_MS - 1, &v) != 0 || clock_frozen_us / 1000 + v >= RL_MAX_TIME_MS)
             return time_range_error(ctx, "ms", " and keep the clock below it");
-        clock_frozen_us += v * 1000;
+        clock_freeze_at(clock_frozen_us + v * 1000);
     } else {
         return RedisModule_ReplyWithError(ctx, "ERR subcommand: must be SET <unix_ms>, ADVANCE <ms>, GET or REAL");
     }

@@ -15,8 +15,9 @@
 int64_t rl_clock_now_us(void);
 
 /* The absolute expiry (Unix ms, real time) for a limiter that becomes idle reset_after_us from now.
- * Never earlier than the idle instant; while the test clock is frozen, an hour later than that, since
- * real time keeps running under a frozen module clock. */
+ * Never earlier than the idle instant. While the test clock is frozen, real time keeps running under it:
+ * the idle instant is moved onto real time as it was at the last RL.CLOCK SET or ADVANCE, plus an hour,
+ * so the key outlives a test and the same idle instant always gives the same expiry. */
 int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us);
 
 /* Registers RL.CLOCK. Called only when the module is loaded with `test-clock`. */

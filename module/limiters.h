@@ -11,7 +11,9 @@
  *   algorithm  its cell algorithm (algorithms/), NULL when the storage decides through its own interface;
  *   storage    how its state lives in the keyspace: `cell` (a 16-byte module value, store_cell.c) or `log`
  *              (a sorted set, store_log.c), i.e. the prepare/commit/release steps it runs.
- * Its syntax is <id>_PARAMS and <id>_OPTIONS in syntax.c. The command table, the data types and their RDB/AOF callbacks,
+ * Its syntax is <id>_PARAMS, <id>_OPTIONS and <id>_DOCS in syntax.c; every limiter also has a read-only form,
+ * "<command>_ro" (as SORT_RO and GEORADIUS_RO in Redis), which takes the same arguments but DRYRUN and BLOCK
+ * and answers what DRYRUN answers. The command table, the data types and their RDB/AOF callbacks,
  * RL.SETSTATE's kinds and the fuzzers' choice of command are all generated from this list, and a row
  * that lacks a piece does not compile (docs/design.md has the checklist for a new limiter).
  *
@@ -36,7 +38,11 @@
 enum rl_limiter_id { RL_LIMITERS(RL_LIMITER_ENUM) RL_NLIMITERS };
 #undef RL_LIMITER_ENUM
 
-/* The syntax of each limiter's command, indexed by RL_LIM_<id> (syntax.c). */
+/* The syntax of each limiter's command and of its read-only form, indexed by RL_LIM_<id> (syntax.c). */
 extern const rl_syntax rl_syntaxes[RL_NLIMITERS];
+extern const rl_syntax rl_syntaxes_ro[RL_NLIMITERS];
+
+/* The options a read-only form does not take: it never writes, and never holds its reply. */
+#define RL_RO_EXCLUDED (RL_F_DRYRUN | RL_F_BLOCK)
 
 #endif

@@ -60,7 +60,7 @@ static int parse_ranged(const char *s, size_t len, const char *name, int64_t min
 static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, size_t len) {
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
-        if (strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
+        if (!(o->flag & syn->excluded) && strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
     }
     return NULL;
 }

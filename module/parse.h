@@ -36,13 +36,18 @@ typedef struct rl_option_spec {
     uint32_t conflicts;  /* flags this option cannot be combined with */
 } rl_option_spec;
 
-/* Every RL.* command that parses: its name (for errors), its numbers, its options. */
+/* Every RL.* command that parses: its name (for errors), its numbers, its options, the options of that
+ * table this command does not take (a read-only form shares its table with the writing one), and what
+ * COMMAND DOCS says of it. */
 typedef struct rl_syntax {
     const char *name;
     int nparams;
     rl_param_spec params[RL_MAX_PARAMS];
     const rl_option_spec *options;
     int noptions;
+    uint32_t excluded;       /* flags of options this command does not take */
+    const char *summary;     /* COMMAND DOCS */
+    const char *complexity;
 } rl_syntax;
 
 /* The most arguments after the key any command can take: every number, every option once with value. */

@@ -10,7 +10,8 @@
 #include "clock.h"
 #include "rl_module.h"
 
-#define RL_MODULE_VERSION 1
+/* 10100: 1.1.0 (the read-only forms); COMMAND DOCS reports versions in this form. */
+#define RL_MODULE_VERSION 10100
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                               int argc) {
@@ -29,7 +30,8 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
         }
     }
 
-    RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
+    /* Keys are signalled by the commands that change them (command.c), not by every open for writing. */
+    RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS | REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;

@@ -28,6 +28,7 @@ typedef struct rl_log_pending {
     int64_t next_seq; /* first free sequence number for members at the decision time */
     long long card;   /* entries in the set before the call */
     rl_slog_plan plan;
+    int64_t expire_at_ms; /* when the log is not empty after the call */
 } rl_log_pending;
 
 /* A decision made and not yet written: what prepare hands to commit and release. */
@@ -49,6 +50,9 @@ typedef struct rl_pending {
 } rl_pending;
 
 typedef struct rl_steps {
+    /* The command flags of the limiters that use these steps, and of their read-only forms: `fast` only
+     * where every path is. */
+    const char *flags, *flags_ro;
     /* Returns NULL, or the error to reply (err, or a constant such as WRONGTYPE) when nothing was decided. */
     const char *(*prepare)(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]);
     void (*commit)(RedisModuleCtx *ctx, rl_pending *p);
@@ -59,11 +63,12 @@ typedef struct rl_steps {
 struct rl_limiter {
     const char *kind;              /* "TOKEN": RL.SETSTATE's and AOF rewrite's name for it */
     const rl_syntax *syntax;       /* its command's name and arguments */
+    const rl_syntax *syntax_ro;    /* its read-only form's */
     const char *type_name;
     unsigned char tag;             /* its kind in the replicated RL.SETSTATE state */
     const rl_algorithm *alg;       /* cell limiters */
     const rl_steps *steps;
-    RedisModuleCmdFunc command;
+    RedisModuleCmdFunc command, command_ro;
     RedisModuleTypeLoadFunc rdb_load;        /* cell limiters: their data type's callbacks that need */
     RedisModuleTypeRewriteFunc aof_rewrite;  /* to know the limiter */
     RedisModuleType *type;         /* cell limiters: set at load */

@@ -102,10 +102,11 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
     if (arg_int64(argv[4], &w1) != 0) return "ERR w1: must be an integer";
     out->cell = (rl_cell){{(uint64_t)w0, (uint64_t)w1}};
     out->expire_at_ms = -1;
-    if (argc == 7) {
+    if (argc >= 6) {
         size_t len;
         const char *opt = RedisModule_StringPtrLen(argv[5], &len);
         if (len != 4 || strncasecmp(opt, "PXAT", 4) != 0) return "ERR PXAT: expected PXAT unix_ms after w1";
+        if (argc == 6) return "ERR PXAT: needs a value";
         if (arg_int64(argv[6], &out->expire_at_ms) != 0 || out->expire_at_ms < 1)
             return "ERR PXAT: must be a positive integer";
     }
@@ -113,7 +114,7 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
 }
 
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    if (argc != 3 && argc != 5 && argc != 7) return RedisModule_WrongArity(ctx);
+    if (argc != 3 && (argc < 5 || argc > 7)) return RedisModule_WrongArity(ctx);
     state_args st;
     char err[RL_ERR_LEN];
     const char *failed = argc == 3 ? parse_blob(argv[2], &st) : parse_words(argv, argc, &st, err);
@@ -132,6 +133,8 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     else
         RedisModule_SetExpire(key, REDISMODULE_NO_EXPIRE);
     RedisModule_CloseKey(key);
+    RedisModule_SignalModifiedKey(ctx, argv[1]);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, "rl.setstate", argv[1]);
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }

@@ -157,8 +157,10 @@ static const char *log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_E
         view.in_window = log->card - count_out(p->key, ctx, r.at_us, p->req->params[1] * 1000);
     }
     rl_slog_decide_view(p->req, &view, &log->plan, &p->reply);
-    /* Every call that logs, trims or keeps the log alive writes (the expiry is set again). */
-    p->changes = log->card > log->plan.keep || log->plan.add > 0 || p->reply.reset_after_ms > 0;
+    /* A call that logs nothing, trims nothing and leaves the expiry where it was changes nothing. */
+    if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
+    p->changes = log->card > log->plan.keep || log->plan.add > 0 ||
+                 (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
     return NULL;
 }
 
@@ -228,9 +230,8 @@ static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     }
     if (log->plan.add > 0) add_members(ctx, p);
     if (p->reply.reset_after_ms > 0) {
-        long long at = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
-        RedisModule_SetAbsExpire(p->key, at);
-        RedisModule_Replicate(ctx, "PEXPIREAT", "sl", p->keyname, at);
+        RedisModule_SetAbsExpire(p->key, log->expire_at_ms);
+        RedisModule_Replicate(ctx, "PEXPIREAT", "sl", p->keyname, (long long)log->expire_at_ms);
     } else if (RedisModule_KeyType(p->key) == REDISMODULE_KEYTYPE_ZSET && RedisModule_ValueLength(p->key) == 0) {
         RedisModule_DeleteKey(p->key); /* an empty log is no key, as Redis does for an emptied sorted set */
     }
@@ -242,4 +243,6 @@ static void log_release(RedisModuleCtx *ctx, rl_pending *p) {
     if (p->key) RedisModule_CloseKey(p->key);
 }
 
-const rl_steps rl_log_steps = {log_prepare, log_commit, log_release};
+/* Not `fast`: one call removes every entry that has left the window, however many (amortised O(1) per
+ * logged call, but a single call may remove up to limit + 1 entries). */
+const rl_steps rl_log_steps = {"write deny-oom", "readonly", log_prepare, log_commit, log_release};

@@ -1,5 +1,6 @@
-/* syntax.c -- the numbers and options of every limiter's command: <id>_PARAMS and <id>_OPTIONS for each row
- * of the list (limiters.h), from which rl_syntaxes is generated; a row without them does not compile.
+/* syntax.c -- the numbers and options of every limiter's command: <id>_PARAMS, <id>_OPTIONS and <id>_DOCS
+ * (COMMAND DOCS' summary and complexity) for each row of the list (limiters.h), from which rl_syntaxes and
+ * the read-only forms' rl_syntaxes_ro are generated; a row without them does not compile.
  *
  * Each option has its own flag bit; an option with a value names the request field it fills. FIXED and
  * SLIDING exclude each other. */
@@ -18,24 +19,41 @@ static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
                                                OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0)};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
+#define TOKEN_DOCS "Takes tokens from a token bucket, or reports how many it holds.", "O(1)"
 
-static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("NODELAY", RL_F_NODELAY, 0),
-                                               OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
+/* NODELAY admits at once, so there is no wait for BLOCK to hold. */
+static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
+                                               OPT_FLAG("NODELAY", RL_F_NODELAY, RL_F_BLOCK),
+                                               OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY)};
 #define LEAKY_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")}
 #define LEAKY_OPTIONS leaky_options
+#define LEAKY_DOCS "Admits a request into a leaky bucket and says how long it waits (or polices it with NODELAY).", "O(1)"
 
 static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
                                                 OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
                                                 OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED)};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
+#define WINDOW_DOCS "Counts a request in a fixed window or a sliding-window counter.", "O(1)"
 
 /* The sliding log stores one entry per unit of cost, hence its smaller limit and cost. */
 static const rl_option_spec slidinglog_options[] = {
     OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS)};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
+#define SLIDINGLOG_DOCS                                                                                     \
+    "Logs an attempt in a sorted set and admits it if the last window_ms hold fewer than limit.",          \
+    "O(log(N)) with N the entries in the log, plus O(M log(N)) to remove the M entries that left the window"
 
 #define SYNTAX_ROW(id, command, type_name, tag, algorithm, storage) \
-    [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS)},
+    [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), 0, id##_DOCS},
 const rl_syntax rl_syntaxes[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_ROW)};
+
+/* The complexity of a <id>_DOCS pair (one more expansion, so the pair is split into two arguments). */
+#define SECOND(summary, complexity) complexity
+#define COMPLEXITY_OF(docs) SECOND(docs)
+#define SYNTAX_RO_ROW(id, command, type_name, tag, algorithm, storage) \
+    [RL_LIM_##id] = {command "_ro", id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), RL_RO_EXCLUDED,   \
+                     "Answers what " command " DRYRUN answers: the reply the request would get, writing nothing.", \
+                     COMPLEXITY_OF(id##_DOCS)},
+const rl_syntax rl_syntaxes_ro[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_RO_ROW)};

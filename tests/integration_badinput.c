@@ -267,7 +267,7 @@ static const cmddef cmds[] = {
      "1001 1 1000000000"},
     {"RL.LEAKY", "rl.leaky", "rl-leakyb", 3, {"capacity", "leak_tokens", "leak_ms"}, {MAX_COUNT, MAX_COUNT, MAX_COUNT},
      "10 1 1000",
-     {{"COST", 1, 0, MAX_COUNT, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"NODELAY", 0, 0, 0, NULL}, {"BLOCK", 0, 0, 0, NULL}},
+     {{"COST", 1, 0, MAX_COUNT, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"NODELAY", 0, 0, 0, "BLOCK"}, {"BLOCK", 0, 0, 0, "NODELAY"}},
      4,
      "ERR capacity: capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty would take "
      "longer than 31 years)",
@@ -506,19 +506,22 @@ static void test_options(int ci) {
     a_words(&a, "FOO COST x");
     snprintf(expected, sizeof expected, "ERR 'FOO': not an option of %s", d->lname);
     expect_error(&a, expected);
-    /* FIXED and SLIDING exclude each other, in either order and any case. */
-    if (ci == 2) {
-        static const char *const pairs[][2] = {{"FIXED SLIDING", "SLIDING: cannot be combined with FIXED"},
-                                               {"SLIDING FIXED", "FIXED: cannot be combined with SLIDING"},
-                                               {"fixed DRYRUN Sliding", "SLIDING: cannot be combined with FIXED"},
-                                               {"sliding COST 1 fixed", "FIXED: cannot be combined with SLIDING"}};
-        for (int i = 0; i < 4; i++) {
-            a_begin(&a, ci, rot++);
-            a_words(&a, d->valid);
-            a_words(&a, pairs[i][0]);
-            snprintf(expected, sizeof expected, "ERR %s", pairs[i][1]);
-            expect_error(&a, expected);
-        }
+    /* FIXED and SLIDING exclude each other, as do NODELAY and BLOCK, in either order and any case. */
+    static const char *const pairs[][4][2] = {
+        [1] = {{"NODELAY BLOCK", "BLOCK: cannot be combined with NODELAY"},
+               {"BLOCK NODELAY", "NODELAY: cannot be combined with BLOCK"},
+               {"nodelay DRYRUN Block", "BLOCK: cannot be combined with NODELAY"},
+               {"block COST 1 nodelay", "NODELAY: cannot be combined with BLOCK"}},
+        [2] = {{"FIXED SLIDING", "SLIDING: cannot be combined with FIXED"},
+               {"SLIDING FIXED", "FIXED: cannot be combined with SLIDING"},
+               {"fixed DRYRUN Sliding", "SLIDING: cannot be combined with FIXED"},
+               {"sliding COST 1 fixed", "FIXED: cannot be combined with SLIDING"}}};
+    for (int i = 0; ci < 3 && pairs[ci][0][0] && i < 4; i++) {
+        a_begin(&a, ci, rot++);
+        a_words(&a, d->valid);
+        a_words(&a, pairs[ci][i][0]);
+        snprintf(expected, sizeof expected, "ERR %s", pairs[ci][i][1]);
+        expect_error(&a, expected);
     }
     /* A combination the per-argument ranges allow but the command refuses; checked before the key's type. */
     if (d->combo_error) {
@@ -642,7 +645,10 @@ static void test_setstate(void) {
     setstate_case("bi:tok", NULL, 0, arity);
     bin a1[] = {B("TOKEN"), B("0"), B("0"), B("PXAT"), B("1"), B("X"), B("Y")};
     for (int n = 2; n <= 7; n++)
-        if (n != 3 && n != 5) setstate_case("bi:tok", a1, n, arity);
+        if (n != 3 && n != 5 && n != 4) setstate_case("bi:tok", a1, n, arity);
+    setstate_case("bi:tok", a1, 4, "ERR PXAT: needs a value");
+    bin a2[] = {B("TOKEN"), B("0"), B("0"), B("PX")};
+    setstate_case("bi:tok", a2, 4, "ERR PXAT: expected PXAT unix_ms after w1");
 
     /* The compact form the primary replicates: one 25-byte state (kind letter, w0, w1, expiry; LE). */
     const char *blob_len = "ERR state: must be 25 bytes (or use RL.SETSTATE key kind w0 w1 [PXAT unix_ms])";
@@ -978,7 +984,7 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
             snprintf(p->error, sizeof p->error, "%s",
                      strcmp(keytype, "none") == 0 || strcmp(keytype, want) == 0 ? "OK" : WRONGTYPE);
         }
-    } else if (a->argc != 5 && a->argc != 7) {
+    } else if (a->argc < 5 || a->argc > 7) {
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
     } else if (!eq_ci(a->v[2], a->l[2], "TOKEN") && !eq_ci(a->v[2], a->l[2], "LEAKY") &&
                !eq_ci(a->v[2], a->l[2], "WINDOW")) {
@@ -987,8 +993,10 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
         snprintf(p->error, sizeof p->error, "ERR w0: must be an integer");
     } else if (!strict_ll(a->v[4], a->l[4], &v)) {
         snprintf(p->error, sizeof p->error, "ERR w1: must be an integer");
-    } else if (a->argc == 7 && !eq_ci(a->v[5], a->l[5], "PXAT")) {
+    } else if (a->argc >= 6 && !eq_ci(a->v[5], a->l[5], "PXAT")) {
         snprintf(p->error, sizeof p->error, "ERR PXAT: expected PXAT unix_ms after w1");
+    } else if (a->argc == 6) {
+        snprintf(p->error, sizeof p->error, "ERR PXAT: needs a value");
     } else if (a->argc == 7 && (!strict_ll(a->v[6], a->l[6], &v) || v < 1)) {
         snprintf(p->error, sizeof p->error, "ERR PXAT: must be a positive integer");
     } else {

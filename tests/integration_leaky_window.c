@@ -314,11 +314,11 @@ static void test_block(void) {
     CHECK_EQ(r.wait_ms, 0);
     CHECK(r.retry_after_ms > 59000 && r.retry_after_ms <= 60000);
 
-    /* NODELAY BLOCK: nothing to wait for. */
+    /* NODELAY BLOCK: nothing could ever be held, so the combination is refused, and changes nothing. */
     del("lb:blkn");
     CHECK_EQ(rl(c, "RL.LEAKY lb:blkn 5 1 60000 NODELAY COST 2").allowed, 1);
-    r = rl(c, "RL.LEAKY lb:blkn 5 1 60000 NODELAY BLOCK");
-    CHECK(r.ok && r.allowed == 1 && r.wait_ms == 0);
+    CHECK(cmd_status_is(c, "ERR BLOCK: cannot be combined with NODELAY", "RL.LEAKY lb:blkn 5 1 60000 NODELAY BLOCK"));
+    CHECK_EQ(rl(c, "RL.LEAKY lb:blkn 5 1 60000 NODELAY COST 0 DRYRUN").remaining, 3);
 
     /* Inside MULTI the reply cannot be held: it comes in EXEC's array with wait_ms set, at once. The wait
      * is 60 s, so a held EXEC would trip the client's 10 s timeout and end the test. */
@@ -788,8 +788,8 @@ static void test_replication(void) {
 
 /* Flags, arity and key position as Cluster, ACL and clients see them. */
 static void test_command_metadata(void) {
-    CHECK(command_info_is(c, "RL.LEAKY", -5));
-    CHECK(command_info_is(c, "RL.WINDOW", -4));
+    CHECK(command_info_is(c, "RL.LEAKY", -5, "write denyoom fast"));
+    CHECK(command_info_is(c, "RL.WINDOW", -4, "write denyoom fast"));
     redisReply *r = cmd(c, "COMMAND GETKEYS RL.LEAKY the:key 3 1 1000 BLOCK NODELAY");
     CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 1 && strcmp(r->element[0]->str, "the:key") == 0);
     freeReplyObject(r);

@@ -329,20 +329,21 @@ int replica_wait_synced(redisContext *replica) {
     return 0;
 }
 
-int command_info_is(redisContext *c, const char *name, long long arity) {
+int command_info_is(redisContext *c, const char *name, long long arity, const char *flags) {
     redisReply *r = cmd(c, "COMMAND INFO %s", name);
     int ok = 0;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_ARRAY &&
         r->element[0]->elements >= 3) {
         redisReply *info = r->element[0];
-        int write = 0, denyoom = 0, fast = 0;
+        char got[256] = "";
         for (size_t i = 0; i < info->element[2]->elements; i++) {
             const char *f = info->element[2]->element[i]->str;
-            write |= strcmp(f, "write") == 0;
-            denyoom |= strcmp(f, "denyoom") == 0;
-            fast |= strcmp(f, "fast") == 0;
+            if (strcmp(f, "module") == 0) continue; /* Redis adds it to every module command */
+            size_t used = strlen(got);
+            snprintf(got + used, sizeof got - used, "%s%s", used ? " " : "", f);
         }
-        ok = info->element[1]->integer == arity && write && denyoom && fast;
+        ok = info->element[1]->integer == arity && strcmp(got, flags) == 0;
+        if (!ok) fprintf(stderr, "     COMMAND INFO %s: arity %lld, flags \"%s\"\n", name, info->element[1]->integer, got);
     }
     freeReplyObject(r);
     return ok;

@@ -47,8 +47,9 @@ int replica_wait_synced(redisContext *replica);
  * if it does not sync. Stop it with server_stop (a restart keeps it a replica). */
 server *replica_start(const server *primary);
 
-/* 1 if COMMAND INFO reports this arity and the flags write, denyoom and fast for the command. */
-int command_info_is(redisContext *c, const char *name, long long arity);
+/* 1 if COMMAND INFO reports this arity and exactly these flags (in Redis's order, "module" left out), e.g.
+ * "write denyoom fast". */
+int command_info_is(redisContext *c, const char *name, long long arity, const char *flags);
 
 /* Commands. cmd() aborts on a connection error, returns the reply (caller frees). */
 redisReply *cmd(redisContext *c, const char *fmt, ...);

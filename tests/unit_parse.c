@@ -19,7 +19,7 @@ static const rl_option_spec options[] = {
     {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0},
 };
 static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT}, {"window_ms", 1, RL_MAX_PERIOD_MS}},
-                                 options, 5};
+                                 options, 5, 0, NULL, NULL};
 
 typedef struct row {
     const char *args[8];
@@ -156,10 +156,22 @@ static void test_module_syntaxes(void) {
         CHECK_EQ(req.cost, 0);
         CHECK_EQ(req.flags, RL_F_COST);
     }
-    const char *gap[] = {"5", "1000", "MINGAP", "250"};
-    size_t gaplens[] = {1, 4, 6, 3};
     rl_request req;
     char err[RL_ERR_LEN];
+    /* A read-only form takes the same table without DRYRUN and BLOCK. */
+    const char *dry[] = {"5", "1", "1000", "COST", "2", "DRYRUN"};
+    size_t drylens[] = {1, 1, 4, 4, 1, 6};
+    CHECK_EQ(rl_parse(&rl_syntaxes[RL_LIM_LEAKY], 6, dry, drylens, &req, err), 0);
+    CHECK_EQ(rl_parse(&rl_syntaxes_ro[RL_LIM_LEAKY], 6, dry, drylens, &req, err), -1);
+    CHECK_STR(err, "ERR 'DRYRUN': not an option of rl.leaky_ro");
+    dry[5] = "BLOCK";
+    drylens[5] = 5;
+    CHECK_EQ(rl_parse(&rl_syntaxes_ro[RL_LIM_LEAKY], 6, dry, drylens, &req, err), -1);
+    CHECK_STR(err, "ERR 'BLOCK': not an option of rl.leaky_ro");
+    CHECK_EQ(rl_parse(&rl_syntaxes_ro[RL_LIM_LEAKY], 5, dry, drylens, &req, err), 0);
+    CHECK_EQ(req.cost, 2);
+    const char *gap[] = {"5", "1000", "MINGAP", "250"};
+    size_t gaplens[] = {1, 4, 6, 3};
     CHECK_EQ(rl_parse(&rl_syntaxes[RL_LIM_SLIDINGLOG], 4, gap, gaplens, &req, err), 0);
     CHECK_EQ(req.mingap_ms, 250);
     const char *big[] = {"100001", "1000"};
