@@ -100,8 +100,10 @@ void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slo
     int allowed = !over && (rl_i128)c + cost <= limit;
     if (allowed && gap_us > 0 && c > 0 && (rl_i128)t - view->newest_us < gap_us) allowed = 0;
 
-    /* Keep the newest limit + 1 of (cost entries at t) + (entries read): the new ones are the newest. */
+    /* Keep the newest limit + 1 of (cost entries at t) + (entries read): the new ones are the newest. A
+     * blocked attempt is logged too, unless the caller logs nothing for it (RL_F_NOLOG). */
     int64_t add = cost < cap ? cost : cap;
+    if (!allowed && (req->flags & RL_F_NOLOG)) add = 0;
     int64_t keep = c < cap - add ? c : cap - add;
     plan->add = add;
     plan->keep = keep;

@@ -24,6 +24,9 @@
 
 /* RL.SLIDINGLOG's own option: MINGAP was given (req->mingap_ms holds the value). */
 #define RL_F_MINGAP RL_F_ALG(0)
+/* Not an option: RL.ALL's denied requests are not logged (nothing is written when any limit denies), so
+ * their reply describes the log without the attempt. */
+#define RL_F_NOLOG RL_F_ALG(1)
 
 /* What to write back. keep + add <= limit + 1, add <= cost (0 for COST 0), keep <= in_window. */
 typedef struct rl_slog_plan {

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "rl_module.h"
 
-static void commit(RedisModuleCtx *ctx, rl_pending *p) {
+void rl_commit(RedisModuleCtx *ctx, rl_pending *p) {
     p->lim->steps->commit(ctx, p);
     RedisModule_SignalModifiedKey(ctx, p->keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
@@ -34,7 +34,7 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
 
     rl_pending p = {.lim = lim, .req = &req, .keyname = argv[1]};
     const char *failed = lim->steps->prepare(ctx, &p, err);
-    if (!failed && p.changes && !(req.flags & RL_F_DRYRUN)) commit(ctx, &p);
+    if (!failed && p.changes && !(req.flags & RL_F_DRYRUN)) rl_commit(ctx, &p);
     lim->steps->release(ctx, &p);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
 
@@ -118,43 +118,102 @@ static void describe_args(const rl_syntax *syn, RedisModuleCommandArg *args) {
     args[n] = (RedisModuleCommandArg){0};
 }
 
-/* Register one command with its key spec (the key is argument 1: COMMAND GETKEYS, ACL key patterns and
- * Cluster routing see it), arity and, when it parses, its docs. */
-static int register_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn, const char *flags,
-                            int arity, uint64_t key_flags, const rl_syntax *syn, const char *since) {
-    if (RedisModule_CreateCommand(ctx, name, fn, flags, 1, 1, 1) != REDISMODULE_OK) return REDISMODULE_ERR;
-    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, name);
-    RedisModuleCommandKeySpec key_specs[] = {
-        {.flags = key_flags,
-         .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
-         .bs.index.pos = 1,
-         .find_keys_type = REDISMODULE_KSPEC_FK_RANGE,
-         .fk.range = {0, 1, 0}},
-        {0}};
-    RedisModuleCommandArg args[2 + RL_MAX_PARAMS + RL_MAX_ARGS];
-    RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION, .arity = arity, .key_specs = key_specs,
-                                   .since = since};
-    if (syn) {
-        describe_args(syn, args);
-        info.summary = syn->summary;
-        info.complexity = syn->complexity;
-        info.args = args;
+/* Where a command's keys are: one at argument 1, every argument from 1 on, or numkeys at 1 and the keys
+ * after it. Key specs make COMMAND GETKEYS, ACL key patterns and Cluster routing (CROSSSLOT) see them. */
+typedef enum { KEY_AT_1, KEYS_FROM_1, KEYS_COUNTED } key_layout;
+
+static RedisModuleCommandKeySpec key_spec(key_layout layout, uint64_t flags) {
+    RedisModuleCommandKeySpec spec = {.flags = flags, .begin_search_type = REDISMODULE_KSPEC_BS_INDEX, .bs.index.pos = 1};
+    if (layout == KEYS_COUNTED) {
+        spec.find_keys_type = REDISMODULE_KSPEC_FK_KEYNUM;
+        spec.fk.keynum.keynumidx = 0;
+        spec.fk.keynum.firstkey = 1;
+        spec.fk.keynum.keystep = 1;
+    } else {
+        spec.find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
+        spec.fk.range.lastkey = layout == KEY_AT_1 ? 0 : -1;
+        spec.fk.range.keystep = 1;
     }
+    return spec;
+}
+
+typedef struct command_def {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+    int arity;
+    key_layout keys;
+    uint64_t key_flags;
+    const char *since, *summary, *complexity;
+    RedisModuleCommandArg *args; /* NULL: none described */
+} command_def;
+
+static int register_command(RedisModuleCtx *ctx, const command_def *def) {
+    /* The legacy first/last/step key positions; a counted layout has none (its key spec says). */
+    int first = def->keys == KEYS_COUNTED ? 0 : 1, last = def->keys == KEY_AT_1 ? 1 : def->keys == KEYS_FROM_1 ? -1 : 0;
+    if (RedisModule_CreateCommand(ctx, def->name, def->fn, def->flags, first, last, first) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, def->name);
+    RedisModuleCommandKeySpec key_specs[] = {key_spec(def->keys, def->key_flags), {0}};
+    RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION,
+                                   .arity = def->arity,
+                                   .key_specs = key_specs,
+                                   .since = def->since,
+                                   .summary = def->summary,
+                                   .complexity = def->complexity,
+                                   .args = def->args};
     return cmd && RedisModule_SetCommandInfo(cmd, &info) == REDISMODULE_OK ? REDISMODULE_OK : REDISMODULE_ERR;
 }
+
+/* A limiter's command or read-only form, described from its syntax. */
+static int register_limiter_command(RedisModuleCtx *ctx, const rl_syntax *syn, RedisModuleCmdFunc fn,
+                                    const char *flags, uint64_t key_flags, const char *since) {
+    RedisModuleCommandArg args[2 + RL_MAX_PARAMS + RL_MAX_ARGS];
+    describe_args(syn, args);
+    command_def def = {syn->name, fn, flags, -(2 + syn->nparams), KEY_AT_1, key_flags, since, syn->summary,
+                       syn->complexity, args};
+    return register_command(ctx, &def);
+}
+
+#define OPTIONAL_ARG(argname, argtype, argtoken) \
+    {.name = argname, .type = argtype, .key_spec_index = -1, .token = argtoken, .flags = REDISMODULE_CMD_ARG_OPTIONAL}
+
+static RedisModuleCommandArg all_args[] = {
+    {.name = "numkeys", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
+    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
+    OPTIONAL_ARG("COST", REDISMODULE_ARG_TYPE_INTEGER, "COST"),
+    OPTIONAL_ARG("DRYRUN", REDISMODULE_ARG_TYPE_PURE_TOKEN, "DRYRUN"),
+    {.name = "spec", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1, .token = "LIMIT",
+     .summary = "TOKEN|LEAKY|WINDOW|SLIDINGLOG and that command's arguments after the key, one per key",
+     .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN},
+    {0}};
+
+static RedisModuleCommandArg reset_args[] = {
+    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
+    {0}};
 
 int rl_commands_register(RedisModuleCtx *ctx) {
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
     const uint64_t read = REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS;
     for (int i = 0; i < RL_NLIMITERS; i++) {
         const rl_limiter *lim = &rl_limiters[i];
-        int arity = -(2 + lim->syntax->nparams);
-        if (register_command(ctx, lim->syntax->name, lim->command, lim->steps->flags, arity, update, lim->syntax,
-                             RL_SINCE) != REDISMODULE_OK ||
-            register_command(ctx, lim->syntax_ro->name, lim->command_ro, lim->steps->flags_ro, arity, read,
-                             lim->syntax_ro, RL_SINCE_RO) != REDISMODULE_OK)
+        if (register_limiter_command(ctx, lim->syntax, lim->command, lim->steps->flags, update, RL_SINCE) != REDISMODULE_OK ||
+            register_limiter_command(ctx, lim->syntax_ro, lim->command_ro, lim->steps->flags_ro, read, RL_SINCE_RO) !=
+                REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
-    return register_command(ctx, "rl.setstate", rl_setstate_command, "write deny-oom fast", -3,
-                            REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE, NULL, RL_SINCE);
+    /* RL.ALL may hold a sliding log, hence not fast; RL.RESET may delete one. */
+    const command_def others[] = {
+        {"rl.all", rl_all_command, "write deny-oom getkeys-api", -6, KEYS_COUNTED, update, RL_SINCE_RO,
+         "Checks several limits on several keys at once, and consumes from all of them or none.",
+         "O(N) in the number of limits, each as its own command", all_args},
+        {"rl.reset", rl_reset_command, "write", -2, KEYS_FROM_1, REDISMODULE_CMD_KEY_RM | REDISMODULE_CMD_KEY_DELETE,
+         RL_SINCE_RO, "Deletes limiter keys, answering how many held a limiter.",
+         "O(N) in the keys, plus O(M) for a sliding log of M entries", reset_args},
+        {"rl.setstate", rl_setstate_command, "write deny-oom fast", -3, KEY_AT_1,
+         REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE, RL_SINCE, NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (register_command(ctx, &others[i]) != REDISMODULE_OK) return REDISMODULE_ERR;
+    return REDISMODULE_OK;
 }

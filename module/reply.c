@@ -1,11 +1,35 @@
 /* reply.c -- the one reply of every RL.* command: six integers (RESP2), or a map of the same names for a
- * RESP3 client, so code written against HELLO 3 reads fields by name. */
+ * RESP3 client, so code written against HELLO 3 reads fields by name; RL.ALL's reply wraps one per limit. */
 #include "rl_module.h"
+
+static int is_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
+
+int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
+                      const rl_reply *limits, int n) {
+    int resp3 = is_resp3(ctx);
+    if (resp3) {
+        RedisModule_ReplyWithMap(ctx, 4);
+        RedisModule_ReplyWithSimpleString(ctx, "allowed");
+    } else {
+        RedisModule_ReplyWithArray(ctx, 3 + n);
+    }
+    RedisModule_ReplyWithLongLong(ctx, allowed);
+    if (resp3) RedisModule_ReplyWithSimpleString(ctx, "retry_after_ms");
+    RedisModule_ReplyWithLongLong(ctx, retry_after_ms);
+    if (resp3) RedisModule_ReplyWithSimpleString(ctx, "reset_after_ms");
+    RedisModule_ReplyWithLongLong(ctx, reset_after_ms);
+    if (resp3) {
+        RedisModule_ReplyWithSimpleString(ctx, "limits");
+        RedisModule_ReplyWithArray(ctx, n);
+    }
+    for (int i = 0; i < n; i++) rl_send_reply(ctx, &limits[i]);
+    return REDISMODULE_OK;
+}
 
 int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply) {
     const long long values[RL_REPLY_FIELDS] = {reply->allowed, reply->limit, reply->remaining,
                                                reply->retry_after_ms, reply->reset_after_ms, reply->wait_ms};
-    int resp3 = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
+    int resp3 = is_resp3(ctx);
     if (resp3)
         RedisModule_ReplyWithMap(ctx, RL_REPLY_FIELDS);
     else

@@ -78,6 +78,12 @@ extern rl_limiter rl_limiters[RL_NLIMITERS];
 
 /* command.c */
 int rl_commands_register(RedisModuleCtx *ctx);
+/* Commit a prepared effect: the storage's commit, then signal the key and fire "<command>". */
+void rl_commit(RedisModuleCtx *ctx, rl_pending *p);
+
+/* all.c, reset.c */
+int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* store_cell.c, store_log.c */
 extern const rl_steps rl_cell_steps, rl_log_steps;
@@ -100,6 +106,10 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* reply.c */
 int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);
+/* RL.ALL's reply: allowed, retry_after_ms, reset_after_ms, then the per-limit replies (RESP3: a map with
+ * them under "limits"). */
+int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
+                      const rl_reply *limits, int n);
 /* 1 when this call may block its client (not in MULTI, a script, a replicated or loading stream). */
 int rl_can_block(RedisModuleCtx *ctx);
 /* Block the client and send reply after reply->wait_ms. */

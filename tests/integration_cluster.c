@@ -553,6 +553,34 @@ static void test_getkeys(void) {
     }
 }
 
+/* RL.ALL and RL.RESET declare all their keys: keys in two slots answer CROSSSLOT on any node and change
+ * nothing; keys sharing a hash tag run on the node that owns the tag (the client follows MOVED). */
+static void test_multikey(void) {
+    static const char *crossed[] = {"RL.ALL 2 {a}:x {b}:y LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 1000",
+                                    "RL.RESET {a}:x {b}:y"};
+    for (size_t i = 0; i < sizeof crossed / sizeof crossed[0]; i++)
+        for (int n = 0; n < NNODES; n++) {
+            redisReply *r = cmdline(admin(n), "%s", crossed[i]);
+            int ok = r->type == REDIS_REPLY_ERROR && strncmp(r->str, "CROSSSLOT", 9) == 0;
+            if (!CHECK(ok)) fprintf(stderr, "     node %d: %s -> %s\n", n, crossed[i], r->str ? r->str : "?");
+            freeReplyObject(r);
+        }
+    const char *line[] = {"RL.ALL", "2", "{u7}:s", "{u7}:h", "LIMIT", "TOKEN", "5", "1", "1000", "LIMIT", "WINDOW", "3",
+                          "60000"};
+    size_t lens[13];
+    for (int i = 0; i < 13; i++) lens[i] = strlen(line[i]);
+    for (int k = 0; k < 4; k++) {
+        redisReply *r = cluster_argv(-1, 13, line, lens);
+        CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5 && r->element[0]->integer == (k < 3));
+        if (r) freeReplyObject(r);
+    }
+    const char *reset[] = {"RL.RESET", "{u7}:s", "{u7}:h"};
+    size_t rlens[] = {8, 6, 6};
+    redisReply *r = cluster_argv(-1, 3, reset, rlens);
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 2);
+    if (r) freeReplyObject(r);
+}
+
 /* A command sent straight to a node that does not own its key answers MOVED to the owner, and runs
  * nothing there. */
 static void test_moved(void) {
@@ -931,6 +959,7 @@ int main(void) {
 
     test_keyslot();
     test_getkeys();
+    test_multikey();
     test_moved();
     test_all_slots();
 

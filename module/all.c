@@ -1,0 +1,215 @@
+/* all.c -- RL.ALL numkeys key [key ...] [COST n] [DRYRUN] LIMIT spec [LIMIT spec ...]: several limits in
+ * one atomic call.
+ *
+ * Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW, SLIDINGLOG) and takes its command's
+ * arguments after the key, with its own COST or else the call's; the i-th clause applies to the i-th key.
+ * The request is admitted iff every limit admits it. It runs the same steps as every command (rl_module.h),
+ * which is what makes it all or nothing: every limit is prepared (decided, nothing written), then either
+ * every one is committed or none is. Redis wraps the effects one call replicates in MULTI/EXEC, so a replica
+ * or the AOF never sees half of them.
+ *
+ * When the request is denied nothing is written, a sliding log does not log the attempt, and each
+ * per-limit reply describes its limit as it stands: whether it alone would admit the request, what remains,
+ * and when it alone would admit it. The call's retry_after_ms is then the largest of the denying limits'
+ * (each only relaxes as time passes, so that is when every one admits), or -1 if one never can. */
+#include <string.h>
+#include <strings.h>
+
+#include "clock.h"
+#include "rl_module.h"
+
+#define RL_ALL_MAX_LIMITS 16
+
+/* The call's own options, before the first LIMIT: COST and DRYRUN, as every command has them. */
+static const rl_option_spec all_options[] = {{"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0},
+                                             {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0}};
+static const rl_syntax all_syntax = {"rl.all", 0, {{0}}, all_options, 2, 0, NULL, NULL};
+
+typedef struct all_call {
+    int n;
+    rl_request req[RL_ALL_MAX_LIMITS];
+    const rl_limiter *lim[RL_ALL_MAX_LIMITS];
+    rl_pending p[RL_ALL_MAX_LIMITS];
+} all_call;
+
+static int arg_is(const char *s, size_t len, const char *word) {
+    return strlen(word) == len && strncasecmp(s, word, len) == 0;
+}
+
+/* "ERR LIMIT <i>: <rest of err>": a clause's error names its clause. */
+static void name_clause(char err[RL_ERR_LEN], int i) {
+    char out[RL_ERR_LEN];
+    const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
+    size_t head = (size_t)snprintf(out, sizeof out, "ERR LIMIT %d: ", i + 1);
+    size_t len = strlen(what), room = sizeof out - 1 - head; /* a long message is cut, never overrun */
+    memcpy(out + head, what, len < room ? len : room);
+    out[head + (len < room ? len : room)] = '\0';
+    memcpy(err, out, sizeof out);
+}
+
+/* The limiter a clause names: one with the list's id. */
+static const rl_limiter *limiter_named(const char *s, size_t len) {
+    for (int i = 0; i < RL_NLIMITERS; i++)
+        if (arg_is(s, len, rl_limiters[i].kind)) return &rl_limiters[i];
+    return NULL;
+}
+
+/* Parse clause i at args[*at]: LIMIT kind numbers [options]. Returns 0 or -1 with err. */
+static int parse_clause(all_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
+                        const rl_request *whole, char err[RL_ERR_LEN]) {
+    if (*at >= nargs || !arg_is(args[*at], lens[*at], "LIMIT")) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: expected LIMIT kind ... for key %d (one LIMIT per key)", i + 1, i + 1);
+        return -1;
+    }
+    const rl_limiter *lim = *at + 1 < nargs ? limiter_named(args[*at + 1], lens[*at + 1]) : NULL;
+    if (!lim) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: kind must be TOKEN, LEAKY, WINDOW or SLIDINGLOG", i + 1);
+        return -1;
+    }
+    *at += 2;
+    /* A clause takes its command's arguments but DRYRUN and BLOCK: the read-only form's syntax. */
+    const rl_syntax *syn = lim->syntax_ro;
+    if (nargs - *at < syn->nparams) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: %s needs %d numbers", i + 1, lim->kind, syn->nparams);
+        return -1;
+    }
+    int used = rl_parse_clause(syn, nargs - *at, args + *at, lens + *at, &call->req[i], err);
+    if (used < 0) {
+        name_clause(err, i);
+        return -1;
+    }
+    *at += used;
+    if (*at < nargs && !arg_is(args[*at], lens[*at], "LIMIT")) {
+        char shown[40];
+        rl_sanitize(shown, sizeof shown, args[*at], lens[*at]);
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: '%s' is not an option of %s", i + 1, shown, lim->kind);
+        return -1;
+    }
+    rl_request *req = &call->req[i];
+    if (!(req->flags & RL_F_COST)) req->cost = whole->cost;
+    req->flags |= whole->flags & RL_F_DRYRUN;
+    req->now_us = whole->now_us;
+    call->lim[i] = lim;
+    return 0;
+}
+
+/* Parse the arguments after numkeys and the keys. Returns 0 or -1 with err. */
+static int parse_all(all_call *call, int nargs, const char **args, const size_t *lens, char err[RL_ERR_LEN]) {
+    rl_request whole;
+    int at = rl_parse_clause(&all_syntax, nargs, args, lens, &whole, err);
+    if (at < 0) return -1;
+    whole.now_us = rl_clock_now_us();
+    for (int i = 0; i < call->n; i++)
+        if (parse_clause(call, i, nargs, args, lens, &at, &whole, err) != 0) return -1;
+    if (at < nargs) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT: more LIMIT clauses than keys (numkeys is %d)", call->n);
+        return -1;
+    }
+    return 0;
+}
+
+/* Two clauses on one key would each decide on the state before the other's write. */
+static int same_keys(RedisModuleString **keys, int n, char err[RL_ERR_LEN]) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (RedisModule_StringCompare(keys[i], keys[j]) == 0) {
+                snprintf(err, RL_ERR_LEN, "ERR key %d: the same key as key %d (one limit per key)", i + 1, j + 1);
+                return 1;
+            }
+    return 0;
+}
+
+/* The denied call's description of limit i, prepared again as a DRYRUN that logs nothing: a limit that
+ * alone would admit the request is shown with nothing consumed (its reply to COST 0), one that denies it
+ * with its retry for this request. Its key is still open from the first prepare: released, then read
+ * again. */
+static void describe_unwritten(RedisModuleCtx *ctx, all_call *call, int i) {
+    rl_pending *p = &call->p[i];
+    int alone = (int)p->reply.allowed;
+    p->lim->steps->release(ctx, p);
+    rl_request *req = &call->req[i];
+    req->flags |= RL_F_DRYRUN | RL_F_NOLOG;
+    if (alone) req->cost = 0;
+    *p = (rl_pending){.lim = call->lim[i], .req = req, .keyname = p->keyname};
+    char err[RL_ERR_LEN];
+    p->lim->steps->prepare(ctx, p, err); /* it succeeded on this key a moment ago */
+    p->reply.wait_ms = 0;                 /* nothing was admitted, so nothing waits */
+    if (alone) {
+        p->reply.allowed = 1;
+        p->reply.retry_after_ms = -1;
+    }
+}
+
+static int send_all_reply(RedisModuleCtx *ctx, const all_call *call, int allowed) {
+    rl_reply replies[RL_ALL_MAX_LIMITS];
+    int64_t retry = -1, reset = 0;
+    for (int i = 0; i < call->n; i++) {
+        replies[i] = call->p[i].reply;
+        if (replies[i].reset_after_ms > reset) reset = replies[i].reset_after_ms;
+    }
+    for (int i = 0; !allowed && i < call->n; i++) {
+        if (replies[i].allowed) continue;
+        if (replies[i].retry_after_ms < 0) {
+            retry = -1;
+            break;
+        }
+        if (replies[i].retry_after_ms > retry) retry = replies[i].retry_after_ms;
+    }
+    return rl_send_all_reply(ctx, allowed, retry, reset, replies, call->n);
+}
+
+/* Where the keys are, for Redis: Redis 7.0 routes a module command in a cluster (MOVED, CROSSSLOT) by its
+ * legacy key range or this answer, not by its key spec, and a counted list has no legacy range. */
+static int report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long n;
+    if (argc < 2 || RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK) return REDISMODULE_OK;
+    for (long long i = 0; i < n && 2 + i < argc; i++) RedisModule_KeyAtPos(ctx, (int)(2 + i));
+    return REDISMODULE_OK;
+}
+
+int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (RedisModule_IsKeysPositionRequest(ctx)) return report_keys(ctx, argv, argc);
+    if (argc < 6) return RedisModule_WrongArity(ctx);
+    long long n;
+    if (RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK || n < 1 || n > RL_ALL_MAX_LIMITS) {
+        char err[RL_ERR_LEN];
+        rl_range_error(err, "numkeys", 1, RL_ALL_MAX_LIMITS);
+        return RedisModule_ReplyWithError(ctx, err);
+    }
+    int nargs = argc - 2 - (int)n;
+    if (nargs < 0 || nargs > RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3) return RedisModule_WrongArity(ctx);
+
+    all_call call;
+    memset(&call, 0, sizeof call);
+    call.n = (int)n;
+    RedisModuleString **keys = argv + 2;
+    const char *args[RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3];
+    size_t lens[RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3];
+    for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[2 + n + i], &lens[i]);
+    char err[RL_ERR_LEN];
+    if (parse_all(&call, nargs, args, lens, err) != 0 || same_keys(keys, call.n, err))
+        return RedisModule_ReplyWithError(ctx, err);
+
+    /* Prepare every limit; the first error ends the call with nothing written. */
+    const char *failed = NULL;
+    int prepared = 0, allowed = 1;
+    for (; prepared < call.n && !failed; prepared++) {
+        rl_pending *p = &call.p[prepared];
+        *p = (rl_pending){.lim = call.lim[prepared], .req = &call.req[prepared], .keyname = keys[prepared]};
+        failed = p->lim->steps->prepare(ctx, p, err);
+        if (failed == err) name_clause(err, prepared);
+        allowed &= (int)p->reply.allowed;
+    }
+    if (!failed) {
+        int dryrun = (call.req[0].flags & RL_F_DRYRUN) != 0;
+        for (int i = 0; i < call.n; i++) {
+            if (!allowed)
+                describe_unwritten(ctx, &call, i);
+            else if (!dryrun && call.p[i].changes)
+                rl_commit(ctx, &call.p[i]);
+        }
+    }
+    for (int i = 0; i < prepared; i++) call.p[i].lim->steps->release(ctx, &call.p[i]);
+    if (failed) return RedisModule_ReplyWithError(ctx, failed);
+    return send_all_reply(ctx, &call, allowed);
+}

@@ -1,0 +1,36 @@
+/* reset.c -- RL.RESET key [key ...]: forget limiters, as if they had been idle for long.
+ *
+ * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's)
+ * and answers how many it deleted; a missing key counts 0. It checks every key before deleting any, so a
+ * key of another type answers WRONGTYPE and nothing is deleted. Each deletion is replicated as DEL and
+ * fires Redis's usual `del` event, as DEL would. */
+#include "rl_module.h"
+
+static int holds_limiter(RedisModuleKey *key) {
+    int type = RedisModule_KeyType(key);
+    if (type == REDISMODULE_KEYTYPE_EMPTY || type == REDISMODULE_KEYTYPE_ZSET) return 1;
+    return rl_cell_limiter_of(key) != RL_CELL_OTHER;
+}
+
+int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc < 2) return RedisModule_WrongArity(ctx);
+    for (int i = 1; i < argc; i++) {
+        RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[i], REDISMODULE_READ);
+        int ok = holds_limiter(key);
+        RedisModule_CloseKey(key);
+        if (!ok) return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    long long deleted = 0;
+    for (int i = 1; i < argc; i++) {
+        RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[i], REDISMODULE_READ | REDISMODULE_WRITE);
+        if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
+            RedisModule_DeleteKey(key);
+            RedisModule_Replicate(ctx, "DEL", "s", argv[i]);
+            RedisModule_SignalModifiedKey(ctx, argv[i]);
+            RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", argv[i]);
+            deleted++;
+        }
+        RedisModule_CloseKey(key);
+    }
+    return RedisModule_ReplyWithLongLong(ctx, deleted);
+}

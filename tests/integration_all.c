@@ -1,0 +1,353 @@
+/* integration_all.c -- RL.ALL (several limits in one atomic call) and RL.RESET against real redis-servers.
+ *
+ * The reference for RL.ALL is built from the single-key commands on a second set of keys: check every limit
+ * with DRYRUN, then apply all of them (the real single-key command) or none. On generated traces of 2 to 4
+ * mixed limits, under the test clock, RL.ALL must then answer the same verdict, the same per-limit replies
+ * when admitted, leave every key byte-for-byte equal to its twin (DUMP), and, when denied, describe each limit
+ * as it stands: whether it alone would admit, what remains (its COST 0 reply), and a retry_after_ms that is
+ * exactly the first ms at which the same RL.ALL is admitted. Then racing clients (no limit ever admits more
+ * than its budget), replication (a replica ends equal), the RESP3 shape, bad input, and RL.RESET. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RNG_SEED 0x5eed0a11c0ffee01ULL
+#include "rl_checks.h"
+#include "rng.h"
+#include "server.h"
+
+static server *srv;
+static redisContext *c;
+
+#define T0 1700000000000LL
+#define MAX_LIMITS 4
+
+static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
+
+/* One limit of a trace: its kind (the RL.ALL clause word), its command, and its arguments after the key. */
+typedef struct limit {
+    const char *kind, *command;
+    char args[96];
+} limit;
+
+static void random_limit(limit *l) {
+    switch (rng() % 6) {
+    case 0: l->kind = "TOKEN", l->command = "RL.TOKEN";
+        snprintf(l->args, sizeof l->args, "%lld %lld %lld", (long long)rng_range(1, 8), (long long)rng_range(1, 3),
+                 (long long)rng_range(200, 3000));
+        break;
+    case 1: l->kind = "TOKEN", l->command = "RL.TOKEN";
+        snprintf(l->args, sizeof l->args, "%lld 2 1000 INTERVAL", (long long)rng_range(2, 6));
+        break;
+    case 2: l->kind = "LEAKY", l->command = "RL.LEAKY";
+        snprintf(l->args, sizeof l->args, "%lld 1 %lld%s", (long long)rng_range(1, 6), (long long)rng_range(100, 2000),
+                 rng() % 2 ? " NODELAY" : "");
+        break;
+    case 3: l->kind = "WINDOW", l->command = "RL.WINDOW";
+        snprintf(l->args, sizeof l->args, "%lld %lld FIXED", (long long)rng_range(1, 8), (long long)rng_range(500, 5000));
+        break;
+    case 4: l->kind = "WINDOW", l->command = "RL.WINDOW";
+        snprintf(l->args, sizeof l->args, "%lld %lld", (long long)rng_range(1, 8), (long long)rng_range(500, 5000));
+        break;
+    default: l->kind = "SLIDINGLOG", l->command = "RL.SLIDINGLOG";
+        snprintf(l->args, sizeof l->args, "%lld %lld%s", (long long)rng_range(1, 8), (long long)rng_range(500, 5000),
+                 rng() % 3 ? "" : " MINGAP 100");
+        break;
+    }
+}
+
+/* The RL.ALL line over keys "<set>:<trace>:<i>". cost_i < 0: no clause COST. */
+static void all_line(char *out, size_t n, const char *set, int trace, const limit *ls, int nl, const long long *cost,
+                     long long global, const char *extra) {
+    size_t used = (size_t)snprintf(out, n, "RL.ALL %d", nl);
+    for (int i = 0; i < nl; i++) used += (size_t)snprintf(out + used, n - used, " {t%d}%s:%d", trace, set, i);
+    used += (size_t)snprintf(out + used, n - used, " COST %lld%s", global, extra);
+    for (int i = 0; i < nl; i++) {
+        used += (size_t)snprintf(out + used, n - used, " LIMIT %s %s", ls[i].kind, ls[i].args);
+        if (cost[i] >= 0) used += (size_t)snprintf(out + used, n - used, " COST %lld", cost[i]);
+    }
+}
+
+typedef struct all_result {
+    int ok;
+    long long allowed, retry, reset;
+    rl_result limits[MAX_LIMITS];
+} all_result;
+
+static all_result run_all(const char *line, int nl) {
+    all_result a = {0};
+    redisReply *x = cmdline(c, "%s", line);
+    if (x->type == REDIS_REPLY_ARRAY && x->elements == (size_t)(3 + nl)) {
+        a.ok = 1;
+        a.allowed = x->element[0]->integer;
+        a.retry = x->element[1]->integer;
+        a.reset = x->element[2]->integer;
+        for (int i = 0; i < nl; i++) {
+            a.limits[i] = rl_of(x->element[3 + i]);
+            a.ok &= a.limits[i].ok;
+        }
+    } else {
+        fprintf(stderr, "     %s\n     -> %s\n", line, x->type == REDIS_REPLY_ERROR ? x->str : "(not an RL.ALL reply)");
+    }
+    freeReplyObject(x);
+    return a;
+}
+
+static int same(const rl_result *a, const rl_result *b) {
+    return a->ok && b->ok && a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
+           a->retry_after_ms == b->retry_after_ms && a->reset_after_ms == b->reset_after_ms && a->wait_ms == b->wait_ms;
+}
+
+/* 1 if two keys of one server hold the same value (DUMP, byte for byte; both missing counts as equal). */
+static int same_value(const char *ka, const char *kb) {
+    size_t la = 0, lb = 0;
+    char *a = dump_key(c, ka, &la), *b = dump_key(c, kb, &lb);
+    int same = (!a && !b) || (a && b && la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+    return same;
+}
+
+static long long mismatches, steps_admitted, steps_denied, retry_probes;
+
+static void mismatch(const char *what, const char *line, int i) {
+    if (mismatches++ < 5) fprintf(stderr, "     %s (limit %d): %s\n", what, i, line);
+}
+
+/* One step: RL.ALL on set A, the reference on set B, then every comparison. */
+static void step(int trace, const limit *ls, int nl, long long now) {
+    long long cost[MAX_LIMITS], global = rng_range(0, 3);
+    for (int i = 0; i < nl; i++) cost[i] = rng() % 3 ? -1 : rng_range(0, 4);
+    char line[1024];
+    all_line(line, sizeof line, "a", trace, ls, nl, cost, global, "");
+    clock_set(now);
+    all_result a = run_all(line, nl);
+    if (!CHECK(a.ok)) return;
+
+    /* The reference: DRYRUN each limit on set B, then all or nothing. */
+    rl_result dry[MAX_LIMITS], zero[MAX_LIMITS];
+    int all_admit = 1;
+    for (int i = 0; i < nl; i++) {
+        long long k = cost[i] >= 0 ? cost[i] : global;
+        dry[i] = rl(c, "%s {t%d}b:%d %s COST %lld DRYRUN", ls[i].command, trace, i, ls[i].args, k);
+        zero[i] = rl(c, "%s {t%d}b:%d %s COST 0 DRYRUN", ls[i].command, trace, i, ls[i].args);
+        all_admit &= (int)dry[i].allowed;
+    }
+    if (a.allowed != all_admit) mismatch("verdict", line, -1);
+    long long reset = 0;
+    for (int i = 0; i < nl; i++) {
+        long long k = cost[i] >= 0 ? cost[i] : global;
+        const rl_result *got = &a.limits[i];
+        if (all_admit) {
+            rl_result real = rl(c, "%s {t%d}b:%d %s COST %lld", ls[i].command, trace, i, ls[i].args, k);
+            if (!same(got, &real)) mismatch("admitted reply differs from the single command's", line, i);
+        } else if (got->allowed != dry[i].allowed) {
+            mismatch("per-limit verdict", line, i);
+        } else if (got->remaining != zero[i].remaining || got->reset_after_ms != zero[i].reset_after_ms ||
+                   got->limit != dry[i].limit || got->wait_ms != 0) {
+            mismatch("denied call does not describe the limit as it stands", line, i);
+        } else if (dry[i].allowed && got->retry_after_ms != -1) {
+            mismatch("a limit that admits has a retry", line, i);
+        } else if (!dry[i].allowed && strcmp(ls[i].kind, "SLIDINGLOG") != 0 &&
+                   got->retry_after_ms != dry[i].retry_after_ms) {
+            mismatch("a denying limit's retry differs from its DRYRUN's", line, i);
+        }
+        if (got->reset_after_ms > reset) reset = got->reset_after_ms;
+        char ka[64], kb[64];
+        snprintf(ka, sizeof ka, "{t%d}a:%d", trace, i);
+        snprintf(kb, sizeof kb, "{t%d}b:%d", trace, i);
+        if (!same_value(ka, kb)) mismatch("keys differ from the reference's", line, i);
+    }
+    if (a.reset != reset) mismatch("reset_after_ms is not the largest", line, -1);
+    steps_admitted += a.allowed;
+    steps_denied += !a.allowed;
+    if (a.allowed) {
+        if (a.retry != -1) mismatch("admitted with a retry", line, -1);
+        return;
+    }
+    /* retry_after_ms: the same call (DRYRUN) is admitted exactly then, and not 1 ms before. */
+    if (a.retry < 0) return;
+    char dry_line[1100];
+    all_line(dry_line, sizeof dry_line, "a", trace, ls, nl, cost, global, " DRYRUN");
+    retry_probes++;
+    clock_set(now + a.retry - 1);
+    all_result before = run_all(dry_line, nl);
+    clock_set(now + a.retry);
+    all_result at = run_all(dry_line, nl);
+    if (!before.ok || !at.ok || before.allowed || !at.allowed) mismatch("retry_after_ms is not exact", line, -1);
+    clock_set(now);
+}
+
+static void test_traces(void) {
+    for (int trace = 0; trace < 60; trace++) {
+        limit ls[MAX_LIMITS];
+        int nl = (int)rng_range(2, MAX_LIMITS);
+        for (int i = 0; i < nl; i++) random_limit(&ls[i]);
+        long long now = T0 + trace * 100000000LL;
+        for (int s = 0; s < 25; s++) {
+            step(trace, ls, nl, now);
+            now += rng() % 4 ? (long long)rng_range(0, 300) : (long long)rng_range(0, 5000);
+        }
+    }
+    CHECK_EQ(mismatches, 0);
+    printf("traces: %lld calls admitted, %lld denied, %lld retries probed\n", steps_admitted, steps_denied, retry_probes);
+    CHECK(steps_admitted > 200 && steps_denied > 200 && retry_probes > 100); /* both paths, well exercised */
+}
+
+/* --- atomicity, racing clients ------------------------------------------------------------------- */
+
+typedef struct racer {
+    int port, n;
+    long long admitted;
+} racer;
+
+static void *race(void *arg) {
+    racer *r = arg;
+    redisContext *rc = redisConnect("127.0.0.1", r->port);
+    for (int i = 0; i < r->n; i++) {
+        redisReply *x = redisCommand(rc, "RL.ALL 3 {r}s {r}h {r}l LIMIT TOKEN 40 1 86400000 LIMIT WINDOW 25 86400000 "
+                                         "FIXED LIMIT SLIDINGLOG 30 86400000");
+        if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 6) r->admitted += x->element[0]->integer;
+        if (x) freeReplyObject(x);
+    }
+    redisFree(rc);
+    return NULL;
+}
+
+static void test_racing(void) {
+    clock_set(T0);
+    enum { THREADS = 10 };
+    pthread_t th[THREADS];
+    racer rs[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        rs[i] = (racer){srv->port, 20, 0};
+        pthread_create(&th[i], NULL, race, &rs[i]);
+    }
+    long long admitted = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(th[i], NULL);
+        admitted += rs[i].admitted;
+    }
+    CHECK_EQ(admitted, 25); /* the tightest budget, exactly: no limit ever admits more than its own */
+    CHECK_RL(rl(c, "RL.TOKEN_RO {r}s 40 1 86400000 COST 0"), 1, 40, 15, -1, 25 * 86400000LL, 0);
+    CHECK_EQ(rl(c, "RL.WINDOW_RO {r}h 25 86400000 FIXED COST 0").remaining, 0);
+    CHECK_EQ(cmd_int(c, "ZCARD {r}l"), 25); /* denied attempts are not logged by RL.ALL */
+}
+
+/* --- replication, RESP3 ---------------------------------------------------------------------------- */
+
+static void test_replication(void) {
+    clock_set(T0);
+    server *rep = replica_start(srv);
+    redisContext *r = server_connect(rep);
+    for (int i = 0; i < 40; i++) {
+        clock_set(T0 + i * 150);
+        freeReplyObject(cmd(c, "RL.ALL 3 {p}a {p}b {p}c LIMIT LEAKY 5 1 1000 LIMIT WINDOW 7 2000 LIMIT SLIDINGLOG 6 3000 "
+                               "COST 2"));
+    }
+    redisReply *w = cmd(c, "WAIT 1 5000");
+    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
+    freeReplyObject(w);
+    CHECK(same_dump(c, r, "{p}a"));
+    CHECK(same_dump(c, r, "{p}b"));
+    CHECK(same_dump(c, r, "{p}c"));
+    CHECK_EQ(cmd_int(r, "EXISTS {p}a {p}b {p}c"), 3);
+    redisFree(r);
+    server_stop(rep);
+}
+
+static void test_resp3(void) {
+    clock_set(T0);
+    const char *expected = "%4\r\n+allowed\r\n:1\r\n+retry_after_ms\r\n:-1\r\n+reset_after_ms\r\n:1000\r\n+limits\r\n*2\r\n"
+                           "%6\r\n+allowed\r\n:1\r\n+limit\r\n:5\r\n+remaining\r\n:4\r\n+retry_after_ms\r\n:-1\r\n"
+                           "+reset_after_ms\r\n:1000\r\n+wait_ms\r\n:0\r\n"
+                           "%6\r\n+allowed\r\n:1\r\n+limit\r\n:3\r\n+remaining\r\n:2\r\n+retry_after_ms\r\n:-1\r\n"
+                           "+reset_after_ms\r\n:1000\r\n+wait_ms\r\n:0\r\n";
+    char *got = raw_exchange(srv->port, "HELLO 3\r\nRL.ALL 2 {3}a {3}b LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 1000 FIXED\r\n",
+                             expected);
+    if (!CHECK(strstr(got, expected) != NULL)) fprintf(stderr, "     got: %s\n", got);
+    free(got);
+}
+
+/* --- bad input and RL.RESET ------------------------------------------------------------------------ */
+
+static void expect_error(const char *want, const char *line) {
+    redisReply *x = cmdline(c, "%s", line);
+    int ok = x->type == REDIS_REPLY_ERROR && strcmp(x->str, want) == 0;
+    if (!CHECK(ok)) fprintf(stderr, "     %s\n     got: %s\n     want: %s\n", line, x->str ? x->str : "?", want);
+    freeReplyObject(x);
+}
+
+static void test_bad_input(void) {
+    clock_set(T0);
+    freeReplyObject(cmd(c, "RL.TOKEN {x}tok 5 1 1000 COST 2"));
+    freeReplyObject(cmd(c, "SET {x}str v"));
+    freeReplyObject(cmd(c, "RL.TOKEN {x}twin 5 1 1000 COST 2"));
+    static const struct {
+        const char *line, *error;
+    } rows[] = {
+        {"RL.ALL 0 k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
+        {"RL.ALL 17 k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
+        {"RL.ALL x k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
+        {"RL.ALL 2 {x}tok {x}n LIMIT TOKEN 5 1 1000", "ERR LIMIT 2: expected LIMIT kind ... for key 2 (one LIMIT per key)"},
+        {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000", "ERR LIMIT: more LIMIT clauses than keys (numkeys is 1)"},
+        {"RL.ALL 1 {x}tok LIMIT BUCKET 5 1 1000", "ERR LIMIT 1: kind must be TOKEN, LEAKY, WINDOW or SLIDINGLOG"},
+        {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1", "ERR LIMIT 1: TOKEN needs 3 numbers"},
+        {"RL.ALL 2 {x}n {x}tok LIMIT WINDOW 5 1000 LIMIT TOKEN 0 1 1000",
+         "ERR LIMIT 2: capacity: must be an integer between 1 and 1000000000000"},
+        {"RL.ALL 2 {x}n {x}tok LIMIT WINDOW 5 1000 FIXED SLIDING LIMIT TOKEN 5 1 1000",
+         "ERR LIMIT 1: SLIDING: cannot be combined with FIXED"},
+        {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1 1000 DRYRUN", "ERR LIMIT 1: 'DRYRUN' is not an option of TOKEN"},
+        {"RL.ALL 1 {x}tok LIMIT LEAKY 5 1 1000 BLOCK", "ERR LIMIT 1: 'BLOCK' is not an option of LEAKY"},
+        {"RL.ALL 1 {x}tok COST -1 LIMIT TOKEN 5 1 1000", "ERR COST: must be an integer between 0 and 1000000000000"},
+        {"RL.ALL 1 {x}tok FOO LIMIT TOKEN 5 1 1000", "ERR LIMIT 1: expected LIMIT kind ... for key 1 (one LIMIT per key)"},
+        {"RL.ALL 2 {x}tok {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000",
+         "ERR key 2: the same key as key 1 (one limit per key)"},
+        {"RL.ALL 1 {x}tok LIMIT TOKEN 2 1 1000000000000", "ERR LIMIT 1: capacity: capacity / refill_tokens * refill_ms must not "
+                                                          "exceed 1000000000000 ms (refill from empty to full would take longer than 31 years)"},
+        {"RL.ALL 2 {x}tok {x}str LIMIT TOKEN 5 1 1000 LIMIT WINDOW 5 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
+        {"RL.ALL 2 {x}str {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
+        {"RL.ALL 1 {x}tok LIMIT WINDOW 5 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) expect_error(rows[i].error, rows[i].line);
+    CHECK(same_value("{x}tok", "{x}twin")); /* nothing changed */
+    CHECK_EQ(cmd_int(c, "EXISTS {x}n"), 0);
+    redisReply *k = cmd(c, "COMMAND GETKEYS RL.ALL 2 one two COST 1 LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 1000");
+    CHECK(k->type == REDIS_REPLY_ARRAY && k->elements == 2 && strcmp(k->element[0]->str, "one") == 0 &&
+          strcmp(k->element[1]->str, "two") == 0);
+    freeReplyObject(k);
+}
+
+static void test_reset(void) {
+    clock_set(T0);
+    freeReplyObject(cmd(c, "RL.TOKEN rs:t 5 1 1000"));
+    freeReplyObject(cmd(c, "RL.LEAKY rs:l 5 1 1000"));
+    freeReplyObject(cmd(c, "RL.WINDOW rs:w 5 1000"));
+    freeReplyObject(cmd(c, "RL.SLIDINGLOG rs:s 5 1000"));
+    freeReplyObject(cmd(c, "SET rs:str v"));
+    CHECK(cmd_status_is(c, "WRONGTYPE Operation against a key holding the wrong kind of value", "RL.RESET rs:t rs:str"));
+    CHECK_EQ(cmd_int(c, "EXISTS rs:t"), 1);
+    CHECK_EQ(cmd_int(c, "RL.RESET rs:t rs:l rs:w rs:s rs:none rs:t"), 4);
+    CHECK_EQ(cmd_int(c, "EXISTS rs:t rs:l rs:w rs:s"), 0);
+    CHECK_RL(rl(c, "RL.TOKEN rs:t 5 1 1000 COST 0"), 1, 5, 5, -1, 0, 0); /* a new limiter again */
+    CHECK_EQ(cmd_int(c, "RL.RESET rs:none"), 0);
+    CHECK(cmd_status_is(c, "ERR wrong number of arguments for 'rl.reset' command", "RL.RESET"));
+    redisReply *k = cmd(c, "COMMAND GETKEYS RL.RESET a b c");
+    CHECK(k->type == REDIS_REPLY_ARRAY && k->elements == 3);
+    freeReplyObject(k);
+    freeReplyObject(cmd(c, "DEL rs:str"));
+}
+
+int main(void) {
+    srv = server_start(NULL);
+    c = server_connect(srv);
+    test_traces();
+    test_racing();
+    test_replication();
+    test_resp3();
+    test_bad_input();
+    test_reset();
+    redisFree(c);
+    server_stop(srv);
+    return check_summary("integration_all");
+}
