@@ -167,17 +167,40 @@ static int report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     return REDISMODULE_OK;
 }
 
+/* Count a call that failed with err, and reply it. */
+static int fail(RedisModuleCtx *ctx, const char *err) {
+    rl_stats[RL_STAT_ALL].errors++;
+    return RedisModule_ReplyWithError(ctx, err);
+}
+
+/* Count a decided call: its verdict, and for every limit the units it took and the key it made. */
+static void count_all(const all_call *call, int allowed) {
+    rl_counters *stats = &rl_stats[RL_STAT_ALL], per_limit = {0};
+    stats->admitted += allowed;
+    stats->denied += !allowed;
+    for (int i = 0; allowed && i < call->n; i++) rl_count(&per_limit, &call->p[i]);
+    stats->units_admitted += per_limit.units_admitted;
+    stats->keys_created += per_limit.keys_created;
+}
+
 int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (RedisModule_IsKeysPositionRequest(ctx)) return report_keys(ctx, argv, argc);
-    if (argc < 6) return RedisModule_WrongArity(ctx);
+    rl_stats[RL_STAT_ALL].calls++;
+    if (argc < 6) {
+        rl_stats[RL_STAT_ALL].errors++;
+        return RedisModule_WrongArity(ctx);
+    }
     long long n;
     if (RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK || n < 1 || n > RL_ALL_MAX_LIMITS) {
         char err[RL_ERR_LEN];
         rl_range_error(err, "numkeys", 1, RL_ALL_MAX_LIMITS);
-        return RedisModule_ReplyWithError(ctx, err);
+        return fail(ctx, err);
     }
     int nargs = argc - 2 - (int)n;
-    if (nargs < 0 || nargs > RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3) return RedisModule_WrongArity(ctx);
+    if (nargs < 0 || nargs > RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3) {
+        rl_stats[RL_STAT_ALL].errors++;
+        return RedisModule_WrongArity(ctx);
+    }
 
     all_call call;
     memset(&call, 0, sizeof call);
@@ -187,8 +210,7 @@ int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     size_t lens[RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[2 + n + i], &lens[i]);
     char err[RL_ERR_LEN];
-    if (parse_all(&call, nargs, args, lens, err) != 0 || same_keys(keys, call.n, err))
-        return RedisModule_ReplyWithError(ctx, err);
+    if (parse_all(&call, nargs, args, lens, err) != 0 || same_keys(keys, call.n, err)) return fail(ctx, err);
 
     /* Prepare every limit; the first error ends the call with nothing written. */
     const char *failed = NULL;
@@ -210,6 +232,7 @@ int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         }
     }
     for (int i = 0; i < prepared; i++) call.p[i].lim->steps->release(ctx, &call.p[i]);
-    if (failed) return RedisModule_ReplyWithError(ctx, failed);
+    if (failed) return fail(ctx, failed);
+    count_all(&call, allowed);
     return send_all_reply(ctx, &call, allowed);
 }

@@ -12,6 +12,14 @@
 #include "clock.h"
 #include "rl_module.h"
 
+void rl_count(rl_counters *stats, const rl_pending *p) {
+    int real = !(p->req->flags & RL_F_DRYRUN);
+    stats->admitted += p->reply.allowed != 0;
+    stats->denied += p->reply.allowed == 0;
+    if (real && p->reply.allowed) stats->units_admitted += p->req->cost;
+    if (real && p->changes && p->creates) stats->keys_created++;
+}
+
 void rl_commit(RedisModuleCtx *ctx, rl_pending *p) {
     p->lim->steps->commit(ctx, p);
     RedisModule_SignalModifiedKey(ctx, p->keyname);
@@ -20,15 +28,23 @@ void rl_commit(RedisModuleCtx *ctx, rl_pending *p) {
 
 static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim,
                               const rl_syntax *syntax) {
+    rl_counters *stats = &rl_stats[2 * (lim - rl_limiters) + (syntax == lim->syntax_ro)];
+    stats->calls++;
     int nargs = argc - 2;
-    if (nargs < syntax->nparams || nargs > RL_MAX_ARGS) return RedisModule_WrongArity(ctx);
+    if (nargs < syntax->nparams || nargs > RL_MAX_ARGS) {
+        stats->errors++;
+        return RedisModule_WrongArity(ctx);
+    }
 
     const char *args[RL_MAX_ARGS];
     size_t lens[RL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
     rl_request req;
     char err[RL_ERR_LEN];
-    if (rl_parse(syntax, nargs, args, lens, &req, err) != 0) return RedisModule_ReplyWithError(ctx, err);
+    if (rl_parse(syntax, nargs, args, lens, &req, err) != 0) {
+        stats->errors++;
+        return RedisModule_ReplyWithError(ctx, err);
+    }
     if (syntax->excluded & RL_F_DRYRUN) req.flags |= RL_F_DRYRUN; /* a read-only form */
     req.now_us = rl_clock_now_us();
 
@@ -36,7 +52,11 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     const char *failed = lim->steps->prepare(ctx, &p, err);
     if (!failed && p.changes && !(req.flags & RL_F_DRYRUN)) rl_commit(ctx, &p);
     lim->steps->release(ctx, &p);
-    if (failed) return RedisModule_ReplyWithError(ctx, failed);
+    if (failed) {
+        stats->errors++;
+        return RedisModule_ReplyWithError(ctx, failed);
+    }
+    rl_count(stats, &p);
 
     if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && p.reply.allowed && p.reply.wait_ms > 0 &&
         rl_can_block(ctx))

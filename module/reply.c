@@ -60,8 +60,15 @@ static int held_send(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return rl_send_reply(ctx, &held->reply);
 }
 
-static void held_free(RedisModuleCtx *ctx, void *privdata) {
+/* A client that disconnects stops waiting at once (its free callback comes when the timer fires). */
+static void held_disconnected(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc) {
     (void)ctx;
+    (void)bc;
+    rl_clients_waiting--;
+}
+
+static void held_free(RedisModuleCtx *ctx, void *privdata) {
+    if (!RedisModule_BlockedClientDisconnected(ctx)) rl_clients_waiting--;
     RedisModule_Free(privdata);
 }
 
@@ -81,6 +88,8 @@ int rl_hold_reply(RedisModuleCtx *ctx, const rl_reply *reply) {
     held_reply *held = RedisModule_Alloc(sizeof *held);
     held->reply = *reply;
     held->client = RedisModule_BlockClient(ctx, held_send, NULL, held_free, 0);
+    RedisModule_SetDisconnectCallback(held->client, held_disconnected);
+    rl_clients_waiting++;
     RedisModule_CreateTimer(ctx, reply->wait_ms, held_release, held);
     return REDISMODULE_OK;
 }

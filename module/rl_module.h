@@ -39,6 +39,7 @@ typedef struct rl_pending {
     RedisModuleKey *key; /* open from prepare to release (NULL before) */
     rl_reply reply;
     int changes; /* committing would change the key (or its expiry) */
+    int creates; /* committing would create the key */
     union {
         struct {
             rl_cell *stored; /* the key's value, NULL for a new limiter */
@@ -103,6 +104,19 @@ void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, rl_cell *stored, co
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
                        int64_t expire_at_ms);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its
+ * read-only form next, RL.ALL last. */
+typedef struct rl_counters {
+    long long calls, admitted, denied, units_admitted, errors, keys_created;
+} rl_counters;
+#define RL_STAT_ALL (2 * RL_NLIMITERS)
+#define RL_NSTATS (RL_STAT_ALL + 1)
+extern rl_counters rl_stats[RL_NSTATS];
+extern long long rl_clients_waiting;
+int rl_stats_register(RedisModuleCtx *ctx);
+/* Count a call that was decided (and committed when it changed its key); command.c. */
+void rl_count(rl_counters *stats, const rl_pending *p);
 
 /* reply.c */
 int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);

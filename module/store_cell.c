@@ -28,6 +28,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
         p->changes = stored != NULL; /* idle: the key goes */
         return NULL;
     }
+    p->creates = stored == NULL;
     /* The idle instant, hence the expiry, is absolute: an unchanged cell has an unchanged expiry. */
     p->u.cell.expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
     p->changes = !stored || memcmp(stored, &p->u.cell.next, sizeof *stored) != 0 ||

@@ -159,6 +159,7 @@ static const char *log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_E
     rl_slog_decide_view(p->req, &view, &log->plan, &p->reply);
     /* A call that logs nothing, trims nothing and leaves the expiry where it was changes nothing. */
     if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
+    p->creates = log->card == 0 && log->plan.add > 0;
     p->changes = log->card > log->plan.keep || log->plan.add > 0 ||
                  (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
     return NULL;

@@ -6,7 +6,8 @@
  *     call that changes nothing fires none; expiry and DEL keep Redis's own events;
  *   - the read-only forms (RL.TOKEN_RO, ...) answer exactly what DRYRUN answers, refuse DRYRUN and BLOCK,
  *     and run where writes cannot: on a read-only replica, inside EVAL_RO, for a read-only ACL user;
- *   - COMMAND INFO flags and key specs, and COMMAND DOCS (summary, since, group, complexity, arguments). */
+ *   - COMMAND INFO flags and key specs, and COMMAND DOCS (summary, since, group, complexity, arguments);
+ *   - INFO ratelimit counts every call, verdict, unit, error, created key and waiting client. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -334,6 +335,57 @@ static void test_command_docs(void) {
     check_docs("rl.leaky", "1.0.0", "O(1)", leaky_args, leaky_types, 8);
 }
 
+/* --- INFO ratelimit ---------------------------------------------------------------------------------- */
+
+static long long stat(const char *field) { return info_field(c, "ratelimit", field); }
+
+static void test_info(void) {
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
+    static const char *const fields[] = {"calls", "admitted", "denied", "units_admitted", "errors", "keys_created"};
+    long long before[6], after[6];
+    char name[64];
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "ratelimit_window_%s", fields[i]);
+        before[i] = stat(name);
+    }
+    del("info:w");
+    freeReplyObject(cmd(c, "RL.WINDOW info:w 5 60000 COST 3"));        /* admitted, 3 units, a new key */
+    freeReplyObject(cmd(c, "RL.WINDOW info:w 5 60000 COST 2"));        /* admitted, 2 units */
+    freeReplyObject(cmd(c, "RL.WINDOW info:w 5 60000"));               /* denied */
+    freeReplyObject(cmd(c, "RL.WINDOW info:w 5 60000 COST 1 DRYRUN")); /* denied, no unit */
+    freeReplyObject(cmd(c, "RL.WINDOW info:w 0 60000"));               /* an error */
+    freeReplyObject(cmd(c, "RL.WINDOW info:w 5 60000 FOO"));           /* an error */
+    static const long long delta[6] = {6, 2, 2, 5, 2, 1};
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "ratelimit_window_%s", fields[i]);
+        after[i] = stat(name);
+        if (!CHECK(after[i] - before[i] == delta[i]))
+            fprintf(stderr, "     %s: %lld more, expected %lld\n", name, after[i] - before[i], delta[i]);
+    }
+    CHECK_EQ(stat("ratelimit_window_ro_calls"), stat("ratelimit_window_ro_admitted") + stat("ratelimit_window_ro_denied") +
+                                                     stat("ratelimit_window_ro_errors"));
+    long long all_calls = stat("ratelimit_all_calls");
+    freeReplyObject(cmd(c, "RL.ALL 1 info:a LIMIT TOKEN 5 1 1000 COST 4"));
+    CHECK_EQ(stat("ratelimit_all_calls"), all_calls + 1);
+    CHECK(stat("ratelimit_all_units_admitted") >= 4);
+    /* A client held by BLOCK is waiting until its reply goes, or it goes. */
+    del("info:l");
+    freeReplyObject(cmd(c, "RL.LEAKY info:l 5 1 60000 COST 2"));
+    CHECK_EQ(stat("ratelimit_clients_waiting"), 0);
+    redisContext *held = server_connect(srv);
+    redisAppendCommand(held, "RL.LEAKY info:l 5 1 60000 BLOCK");
+    int done = 0;
+    redisBufferWrite(held, &done);
+    for (int tries = 0; tries < 100 && stat("ratelimit_clients_waiting") != 1; tries++) sleep_ms(10);
+    CHECK_EQ(stat("ratelimit_clients_waiting"), 1);
+    redisFree(held);
+    for (int tries = 0; tries < 200 && stat("ratelimit_clients_waiting") != 0; tries++) sleep_ms(10);
+    CHECK_EQ(stat("ratelimit_clients_waiting"), 0); /* a client that left waits no more */
+    redisReply *x = cmd(c, "INFO everything");
+    CHECK(x->type == REDIS_REPLY_STRING && strstr(x->str, "ratelimit_token_calls:") != NULL);
+    freeReplyObject(x);
+}
+
 int main(void) {
     srv = server_start(NULL);
     c = server_connect(srv);
@@ -344,6 +396,7 @@ int main(void) {
     test_ro_in_scripts_and_acl();
     test_command_info();
     test_command_docs();
+    test_info();
     redisFree(c);
     server_stop(srv);
     return check_summary("integration_commands");
