@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../algorithms/rl_common.h"
+#include "compat.h"
 #include "parse.h"
 
 #define FROZEN_EXTRA_TTL_MS 3600000LL
@@ -28,7 +29,8 @@ static int64_t real_now_us(void) {
 }
 
 int64_t rl_clock_now_us(void) {
-    int64_t now = clock_frozen ? clock_frozen_us : real_now_us();
+    int64_t now = clock_frozen ? clock_frozen_us : rl_compat_cached_now_us();
+    if (now < 0) now = real_now_us(); /* a server without a cached command time */
     if (now < 0) return 0;
     return now < RL_MAX_TIME_US ? now : RL_MAX_TIME_US - 1;
 }

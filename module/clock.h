@@ -11,7 +11,8 @@
 
 #include "redismodule.h"
 
-/* The module's time, clamped to [0, RL_MAX_TIME_US). */
+/* The module's time, clamped to [0, RL_MAX_TIME_US): the frozen test clock, else the server's cached
+ * time of the current command where it has one (7.2+), else the wall clock. */
 int64_t rl_clock_now_us(void);
 
 /* The absolute expiry (Unix ms, real time) for a limiter that becomes idle reset_after_us from now.

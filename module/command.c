@@ -9,7 +9,11 @@
  * Only a commit touches the key, so only a commit signals it (WATCH, client-side caching) and fires the
  * keyspace event "<command>" in the module class (`d`): the module loads with implicit signalling off,
  * since Redis would otherwise signal every key opened for writing, denied requests included. */
+#include <stdio.h>
+#include <string.h>
+
 #include "clock.h"
+#include "compat.h"
 #include "rl_module.h"
 
 void rl_count(rl_counters *stats, const rl_pending *p) {
@@ -174,6 +178,10 @@ static int register_command(RedisModuleCtx *ctx, const command_def *def) {
     if (RedisModule_CreateCommand(ctx, def->name, def->fn, def->flags, first, last, first) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, def->name);
+    /* ACL categories follow the flags: @read or @write, @fast, and @ratelimit. */
+    if (rl_compat_set_acl(cmd, strstr(def->flags, "readonly") != NULL, strstr(def->flags, "fast") != NULL) !=
+        REDISMODULE_OK)
+        return REDISMODULE_ERR;
     RedisModuleCommandKeySpec key_specs[] = {key_spec(def->keys, def->key_flags), {0}};
     RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION,
                                    .arity = def->arity,

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "compat.h"
 #include "rl_module.h"
 
 /* 10100: 1.1.0 (the read-only forms); COMMAND DOCS reports versions in this form. */
@@ -32,6 +33,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
 
     /* Keys are signalled by the commands that change them (command.c), not by every open for writing. */
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS | REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
+    if (rl_compat_init(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;

@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "clock.h"
+#include "compat.h"
 #include "rl_module.h"
 
 static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     const rl_limiter *lim = p->lim;
     if (lim->alg->validate(p->req, err) != 0) return err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
-    p->key = RedisModule_OpenKey(ctx, p->keyname, REDISMODULE_READ | (dryrun ? 0 : REDISMODULE_WRITE));
+    p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     const rl_limiter *found = rl_cell_limiter_of(p->key);
     if (found != NULL && found != lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "compat.h"
 #include "rl_module.h"
 
 /* A score as whole µs, clamped into the module's time range (a user's ZADD may hold anything). Rounded
@@ -141,7 +142,7 @@ static int64_t log_nth(void *arg, int64_t i) {
 static const char *log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     (void)err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
-    p->key = RedisModule_OpenKey(ctx, p->keyname, REDISMODULE_READ | (dryrun ? 0 : REDISMODULE_WRITE));
+    p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     rl_log_pending *log = &p->u.log;
     log->scores = log->local;
     log->capacity = RL_LOG_LOCAL_SCORES;

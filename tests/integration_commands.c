@@ -239,6 +239,53 @@ static void test_ro_in_scripts_and_acl(void) {
     CHECK_EQ(cmd_int(c, "ACL DELUSER reader"), 1);
 }
 
+/* The server's version as major * 100 + minor, from redis_version; Valkey (which reports 7.2 there for
+ * compatibility) as 800 + its own. */
+static int server_version(int *valkey) {
+    redisReply *x = cmd(c, "INFO server");
+    int major = 0, minor = 0;
+    const char *v = x->type == REDIS_REPLY_STRING ? strstr(x->str, "valkey_version:") : NULL;
+    *valkey = v != NULL;
+    if (v) sscanf(v, "valkey_version:%d.%d", &major, &minor);
+    else if (x->type == REDIS_REPLY_STRING && (v = strstr(x->str, "redis_version:"))) sscanf(v, "redis_version:%d.%d", &major, &minor);
+    freeReplyObject(x);
+    return major * 100 + minor;
+}
+
+/* Where the server has module ACL categories (Redis 7.4+, Valkey 8), +@ratelimit grants every RL.* command
+ * and nothing else, and +@read the read-only forms; on 7.0 the category does not exist (grant by name). */
+static void test_acl_category(void) {
+    int valkey, version = server_version(&valkey);
+    int has_category = valkey || version >= 704;
+    redisReply *x = cmd(c, "ACL CAT ratelimit");
+    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * NLIMITERS + 3) == has_category);
+    freeReplyObject(x);
+    if (!has_category) {
+        CHECK(!cmd_status_is(c, "OK", "ACL SETUSER app on >pw ~rl:* +@ratelimit"));
+        return;
+    }
+    CHECK(cmd_status_is(c, "OK", "ACL SETUSER app on >pw ~rl:* +@ratelimit"));
+    CHECK(cmd_status_is(c, "OK", "ACL SETUSER reader on >pw ~rl:* +@read"));
+    redisContext *app = server_connect(srv), *reader = server_connect(srv);
+    CHECK(cmd_status_is(app, "OK", "AUTH app pw"));
+    CHECK(cmd_status_is(reader, "OK", "AUTH reader pw"));
+    for (size_t i = 0; i < NLIMITERS; i++) {
+        const limiter *l = &limiters[i];
+        CHECK(rl(app, "%s rl:acl%d %s", l->command, (int)i, l->args).ok);
+        CHECK(rl(app, "%s_RO rl:acl%d %s", l->command, (int)i, l->args).ok);
+        CHECK(rl(reader, "%s_RO rl:acl%d %s", l->command, (int)i, l->args).ok);
+        rl_result w = rl(reader, "%s rl:acl%d %s", l->command, (int)i, l->args);
+        CHECK(!w.ok && strncmp(w.error, "NOPERM", 6) == 0);
+    }
+    redisReply *get = cmd(app, "GET rl:acl0");
+    CHECK(get->type == REDIS_REPLY_ERROR && strncmp(get->str, "NOPERM", 6) == 0); /* nothing but @ratelimit */
+    freeReplyObject(get);
+    redisFree(app);
+    redisFree(reader);
+    CHECK_EQ(cmd_int(c, "ACL DELUSER app reader"), 2);
+    for (size_t i = 0; i < NLIMITERS; i++) freeReplyObject(cmd(c, "DEL rl:acl%d", (int)i));
+}
+
 /* --- COMMAND INFO and COMMAND DOCS ------------------------------------------------------------------ */
 
 static void test_command_info(void) {
@@ -394,6 +441,7 @@ int main(void) {
     test_ro_equals_dryrun();
     test_ro_on_replica();
     test_ro_in_scripts_and_acl();
+    test_acl_category();
     test_command_info();
     test_command_docs();
     test_info();
