@@ -9,8 +9,8 @@
 # per server NAME (scripts/servers.sh names them: redis-7.0 is the system's, the others are built in
 # build/servers/), each time with REDIS_SERVER and REDIS_CLI set to that server's binaries and its
 # directory first in PATH, so whatever starts a redis-server or runs redis-cli gets that one. Before the
-# closing line comes one "NAME: N passed, N failed" line per server (and "no server: ..." for the
-# rest). Without --servers they run once, with the server the environment gives.
+# closing line comes one "NAME: N passed, N failed" line per server, after "once: ..." for the programs
+# run once. Without --servers all run once, with the server the environment gives (REDIS_SERVER or PATH).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 servers=""
@@ -66,7 +66,7 @@ if [ -z "$servers" ]; then
         pass=$((pass + run_pass)) fail=$((fail + run_fail))
     done
 fi
-summaries+=("no server: $pass passed, $fail failed")
+summaries+=("once: $pass passed, $fail failed")
 
 for name in $servers; do
     pass=0 fail=0

@@ -75,18 +75,20 @@ build_one() {
         { cat "$src/unpack.log" >&2; die "$name: dpkg-source -x $(basename "$dsc") failed"; }
 
     # The make that runs this script (make test) must not hand its variables and flags to the server's;
-    # GIT_DIR: the tree sits inside our repository, whose commit the server would take for its own sha.
-    local jobs
+    # GIT_DIR: the tree sits inside our repository, whose commit the server would take for its own sha
+    # (install relinks when it changes, so it applies there too).
+    local flags=(BUILD_TLS=no USE_SYSTEMD=no MALLOC=libc) jobs
     jobs=$(nproc)
-    say "$name: building ${pkg[$name]} $version (make -j$jobs BUILD_TLS=no USE_SYSTEMD=no MALLOC=libc;" \
-        "log in $src/build.log)"
-    if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u LDFLAGS -u CC GIT_DIR="$src/no-git" \
-        make -C "$src/tree" -j"$jobs" BUILD_TLS=no USE_SYSTEMD=no MALLOC=libc >"$src/build.log" 2>&1; then
+    server_make() {
+        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u LDFLAGS -u CC GIT_DIR="$src/no-git" \
+            make -C "$src/tree" "$@" "${flags[@]}"
+    }
+    say "$name: building ${pkg[$name]} $version (make -j$jobs ${flags[*]}; log in $src/build.log)"
+    if ! server_make -j"$jobs" >"$src/build.log" 2>&1; then
         tail -n 40 "$src/build.log" >&2
         die "$name: the build failed (full log: $src/build.log)"
     fi
-    if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-        make -C "$src/tree" install PREFIX="$out.tmp" BUILD_TLS=no USE_SYSTEMD=no MALLOC=libc >"$src/install.log" 2>&1; then
+    if ! server_make install PREFIX="$out.tmp" >"$src/install.log" 2>&1; then
         tail -n 20 "$src/install.log" >&2
         die "$name: make install failed (full log: $src/install.log)"
     fi
@@ -94,8 +96,7 @@ build_one() {
         die "$name: make install left no bin/redis-server and bin/redis-cli in $out.tmp"
     have=$(reported "$out.tmp/bin/redis-server")
     fits "$name" "$have" || die "$name: the built redis-server reports '${have:-no version}', not ${series[$name]}.x"
-    printf 'Debian %s %s, make BUILD_TLS=no USE_SYSTEMD=no MALLOC=libc\n' "${pkg[$name]}" "$version" \
-        >"$out.tmp/SOURCE"
+    printf 'Debian %s %s, make %s\n' "${pkg[$name]}" "$version" "${flags[*]}" >"$out.tmp/SOURCE"
     rm -rf "$out"
     mv "$out.tmp" "$out"
     rm -rf "$src"
