@@ -74,13 +74,17 @@ build_one() {
     dpkg-source -x "$dsc" "$src/tree" >"$src/unpack.log" 2>&1 ||
         { cat "$src/unpack.log" >&2; die "$name: dpkg-source -x $(basename "$dsc") failed"; }
 
-    # The make that runs this script (make test) must not hand its variables and flags to the server's;
-    # GIT_DIR: the tree sits inside our repository, whose commit the server would take for its own sha
-    # (install relinks when it changes, so it applies there too).
+    # The make that runs this script (make test) must not hand its variables and flags to the server's.
+    # The tree sits inside our repository: the server would take its commit for its own sha, and outside
+    # a repository `git diff` compares directories and marks the build dirty. A git that fails, first in
+    # PATH, gives what Debian's build (no git) gives: sha=00000000:0. make install relinks too.
     local flags=(BUILD_TLS=no USE_SYSTEMD=no MALLOC=libc) jobs
     jobs=$(nproc)
+    mkdir -p "$src/no-git"
+    printf '#!/bin/sh\nexit 1\n' >"$src/no-git/git"
+    chmod +x "$src/no-git/git"
     server_make() {
-        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u LDFLAGS -u CC GIT_DIR="$src/no-git" \
+        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u LDFLAGS -u CC PATH="$src/no-git:$PATH" \
             make -C "$src/tree" "$@" "${flags[@]}"
     }
     say "$name: building ${pkg[$name]} $version (make -j$jobs ${flags[*]}; log in $src/build.log)"
