@@ -24,10 +24,12 @@ INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 HARNESS_SRC := tests/server.c
 HARNESS_HDR := tests/server.h tests/check.h tests/rng.h tests/rl_checks.h
 
-# Fragments under mk/ add their own targets, and extend TEST_DEPS (built before the run) and TEST_PROGRAMS
-# (run by scripts/run-tests.sh: each prints "name: N passed, N failed").
+# Fragments under mk/ add their own targets, and extend TEST_DEPS (built before the run), TEST_PROGRAMS
+# (run once by scripts/run-tests.sh: each prints "name: N passed, N failed") and SERVER_TEST_PROGRAMS (run
+# like the integration programs: once per server of SERVERS, see mk/servers.mk).
 TEST_DEPS :=
 TEST_PROGRAMS :=
+SERVER_TEST_PROGRAMS :=
 
 .PHONY: all deps run stop test unit integration clean
 
@@ -67,9 +69,12 @@ $(BUILD)/tests/integration_%: tests/integration_%.c $(HARNESS_SRC) $(HARNESS_HDR
 unit: $(UNIT_BIN) $(UNIT_SAN_BIN)
 integration: $(MODULE) $(INTEG_BIN)
 
+# Unit tests, fuzzers and other server-less programs run once; every integration program runs against
+# every server of SERVERS (mk/servers.mk; e.g. make test SERVERS=redis-7.0 for a quick local run).
 test: deps
 	@$(MAKE) --no-print-directory unit integration $(TEST_DEPS)
-	@scripts/run-tests.sh $(UNIT_BIN) $(UNIT_SAN_BIN) $(INTEG_BIN) $(TEST_PROGRAMS)
+	@scripts/run-tests.sh --servers "$(SERVERS)" $(UNIT_BIN) $(UNIT_SAN_BIN) $(TEST_PROGRAMS) \
+		--each-server $(INTEG_BIN) $(SERVER_TEST_PROGRAMS)
 
 run: deps
 	@$(MAKE) --no-print-directory $(MODULE)

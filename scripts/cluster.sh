@@ -9,7 +9,8 @@
 #
 # Data (nodes.conf, logs, pid files) lives in build/cluster-<base_port>/ (RL_CLUSTER_DIR overrides);
 # nothing is persisted (no RDB, no AOF). The nodes run as daemons: they outlive this script until `stop`.
-# RL_CLUSTER_NODE_TIMEOUT sets cluster-node-timeout in ms (default 5000).
+# RL_CLUSTER_NODE_TIMEOUT sets cluster-node-timeout in ms (default 5000). REDIS_SERVER and REDIS_CLI name
+# the server and client binaries (default redis-server and redis-cli from PATH), as everywhere else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,8 @@ action=${1:-}
 base=${2:-7000}
 nodes=6
 timeout_ms=${RL_CLUSTER_NODE_TIMEOUT:-5000}
+server_bin=${REDIS_SERVER:-redis-server}
+cli_bin=${REDIS_CLI:-redis-cli}
 
 usage() {
     echo "usage: $0 start|stop|status [base_port]" >&2
@@ -27,7 +30,7 @@ dir=${RL_CLUSTER_DIR:-build/cluster-$base}
 [[ "$dir" == /* ]] || dir=$(pwd)/$dir
 
 ports() { seq "$base" $((base + nodes - 1)); }
-cli() { local port=$1; shift; redis-cli -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
+cli() { local port=$1; shift; "$cli_bin" -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
 alive() { [ "$(cli "$1" PING)" = "PONG" ]; }
 field() { cli "$1" CLUSTER INFO | tr -d '\r' | sed -n "s/^$2://p"; }
 
@@ -40,14 +43,15 @@ running() {
 
 # The pid of the node on port $1 if it is one this script started: it answers with our pid file setting
 # (found even when its directory is gone, e.g. after make clean), or it hangs but its pid file names a
-# redis-server on that port.
+# server on that port (its process title: the binary's name as started, then the address).
 node_pid() {
     local p=$1 pid=""
     if [ "$(cli "$p" CONFIG GET pidfile | sed -n 2p)" = "$dir/$p/redis.pid" ]; then
         pid=$(cli "$p" INFO server | tr -d '\r' | sed -n 's/^process_id://p')
     elif [ -f "$dir/$p/redis.pid" ]; then
         pid=$(cat "$dir/$p/redis.pid")
-        ps -o args= -p "$pid" 2>/dev/null | grep -q "redis-server .*:$p" || pid=""
+        ps -o args= -p "$pid" 2>/dev/null | grep -qF "$(basename "$server_bin") " || pid=""
+        ps -o args= -p "$pid" 2>/dev/null | grep -q ":$p\b" || pid=""
     fi
     [ -n "$pid" ] && running "$pid" && echo "$pid"
 }
@@ -57,8 +61,8 @@ start() {
         echo "cluster: build/ratelimit.so is missing: run make first" >&2
         exit 1
     fi
-    command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
-        { echo "cluster: redis-server and redis-cli are needed (make deps)" >&2; exit 1; }
+    command -v "$server_bin" >/dev/null && command -v "$cli_bin" >/dev/null ||
+        { echo "cluster: $server_bin and $cli_bin are needed (make deps, or check REDIS_SERVER/REDIS_CLI)" >&2; exit 1; }
     local p running=0
     for p in $(ports); do
         if alive "$p"; then
@@ -80,7 +84,7 @@ start() {
     rm -rf "$dir"
     for p in $(ports); do
         mkdir -p "$dir/$p"
-        redis-server --bind 127.0.0.1 --port "$p" --dir "$dir/$p" --save "" --appendonly no \
+        "$server_bin" --bind 127.0.0.1 --port "$p" --dir "$dir/$p" --save "" --appendonly no \
             --daemonize yes --pidfile "$dir/$p/redis.pid" --logfile "$dir/$p/redis.log" \
             --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout "$timeout_ms" \
             --repl-diskless-sync-delay 0 \
@@ -93,7 +97,7 @@ start() {
 
     local addrs=()
     for p in $(ports); do addrs+=("127.0.0.1:$p"); done
-    if ! redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1; then
+    if ! "$cli_bin" --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1; then
         cat "$dir/create.log" >&2
         echo "cluster: redis-cli --cluster create failed" >&2
         stop_nodes

@@ -62,8 +62,8 @@ static void spawn(server *s) {
         snprintf(vglog, sizeof vglog, "--log-file=%s/vg.%%p.log", s->dir);
         argv[n++] = vglog;
     }
-    const char *server_bin = getenv("RL_REDIS_SERVER");
-    argv[n++] = server_bin ? server_bin : "redis-server";
+    const char *server_bin = getenv("REDIS_SERVER"); /* set by make test's server matrix; else PATH's */
+    argv[n++] = server_bin && *server_bin ? server_bin : "redis-server";
     const char *fixed[] = {"--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--logfile", log,
                            "--save", "", "--daemonize", "no", "--enable-debug-command", "local",
                            "--repl-diskless-sync-delay", "0",
