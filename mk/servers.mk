@@ -16,3 +16,14 @@ servers: deps
 	@scripts/servers.sh build $(SERVERS)
 
 TEST_DEPS += servers
+
+# Limiter data across versions (tests/crossversion.c): an RDB written by 7.0 continues exactly on each newer
+# server of SERVERS, and a 7.0 primary replicates to a replica of each. It picks its servers itself, so it
+# runs once, not per server.
+export SERVERS
+$(BUILD)/tests/crossversion: tests/crossversion.c $(HARNESS_SRC) $(HARNESS_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(HARNESS_SRC) -lhiredis -lpthread
+
+TEST_DEPS += $(BUILD)/tests/crossversion
+TEST_PROGRAMS += $(BUILD)/tests/crossversion
