@@ -10,12 +10,18 @@
  * key thus gets waits 0, T, 2T, ..., (C-1)T. With NODELAY the same requests are admitted but served at
  * once (wait_ms 0): that is GCRA policing, C being the burst.
  *
+ * REFUND n takes n units out of the bucket now, not below empty: the level drops to max(0, L - n), so
+ * the exact empty instant moves back by n*T, but never before now (units that have drained already cannot
+ * be given back). It is always allowed, and waits for nothing (wait_ms 0); a refund that empties the
+ * bucket leaves it idle. On a new bucket (empty) it changes nothing. The leaky bucket has no ATMOST: the
+ * flag is ignored (granted is the cost when allowed, 0 when denied, 0 for a refund).
+ *
  * Representation. Instead of "level at the last call" we keep the instant the bucket will be empty, the
  * theoretical arrival time of GCRA. Measured in "scaled units" (units * P), the level is
  *     scaled(t) = max(0, Q - t*R)
  * with Q = empty_at * R, an integer: Q is the empty instant in units of 1/R µs, so no rate is ever
- * rounded. Adding n units moves Q to max(Q, t*R) + n*P. Q is stored as (tat_us, rem) with
- * Q = tat_us*R + rem and 0 <= rem < R (see leaky.h).
+ * rounded. Adding n units moves Q to max(Q, t*R) + n*P, refunding n moves it to max(t*R, Q - n*P). Q is
+ * stored as (tat_us, rem) with Q = tat_us*R + rem and 0 <= rem < R (see leaky.h).
  *   - The time until empty is scaled / R µs, so wait, retry and reset are exact rationals, rounded up
  *     once, at the end.
  *   - A change of parameters takes effect at once: the stored empty instant is kept and the level is
@@ -62,23 +68,31 @@ static rl_i128 leaky_time_to_drain(const leaky_params *p, rl_i128 scaled, rl_i12
 static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
     leaky_params p = leaky_params_of(req);
     int64_t now = req->now_us, cost = req->cost;
+    int refund = (req->flags & RL_F_REFUND) != 0;
     rl_i128 full = (rl_i128)p.capacity * p.period_us;
-    rl_i128 need = (rl_i128)cost * p.period_us;
+    rl_i128 need = (rl_i128)cost * p.period_us; /* <= 10^12 * 10^15 (a little more for crafted costs) */
     rl_i128 scaled = exists ? leaky_scaled_level(&p, cell, now) : 0; /* a new key is an empty bucket */
 
     reply->limit = p.capacity;
-    reply->allowed = cost <= p.capacity && scaled + need <= full;
-    /* The units already in the bucket drain before this request's do: that is the shaping delay. It is
-     * the exact rational scaled / R µs, rounded up to whole ms in one step. */
     reply->wait_ms = 0;
-    if (reply->allowed && !(req->flags & RL_F_NODELAY))
-        reply->wait_ms = rl_sat64(rl_ceil_div(scaled, (rl_i128)p.tokens * 1000));
-    if (reply->allowed) scaled += need;
+    if (refund) {
+        /* n units out of the bucket at once, not below empty: served at once, nothing to wait for. */
+        reply->allowed = 1;
+        scaled = scaled > need ? scaled - need : 0;
+    } else {
+        reply->allowed = cost <= p.capacity && scaled + need <= full;
+        /* The units already in the bucket drain before this request's do: that is the shaping delay. It
+         * is the exact rational scaled / R µs, rounded up to whole ms in one step. */
+        if (reply->allowed && !(req->flags & RL_F_NODELAY))
+            reply->wait_ms = rl_sat64(rl_ceil_div(scaled, (rl_i128)p.tokens * 1000));
+        if (reply->allowed) scaled += need;
+    }
+    reply->granted = reply->allowed && !refund ? cost : 0;
     reply->remaining = scaled < full ? rl_sat64((full - scaled) / p.period_us) : 0;
     leaky_store(&p, cell, now, scaled);
 
     /* Denied: room for n units opens when the level is down to C - n. */
-    rl_i128 retry_us = cost <= p.capacity ? leaky_time_to_drain(&p, scaled, full - need) : -1;
+    rl_i128 retry_us = !refund && cost <= p.capacity ? leaky_time_to_drain(&p, scaled, full - need) : -1;
     rl_reply_times(reply, retry_us, leaky_time_to_drain(&p, scaled, 0));
 }
 

@@ -28,7 +28,8 @@
 typedef __int128 rl_i128;
 
 /* The common reply of every RL.* command (see docs/commands.md). reset_after_us is the exact time to
- * idle, kept for the module to set the key's expiry; it is not sent to clients. */
+ * idle, kept for the module to set the key's expiry; it is not sent to clients. granted is the seventh
+ * field, sent only with ATMOST; every cell algorithm fills it in every reply. */
 typedef struct rl_reply {
     int64_t allowed;
     int64_t limit;
@@ -36,6 +37,10 @@ typedef struct rl_reply {
     int64_t retry_after_ms;  /* -1 when allowed or never */
     int64_t reset_after_ms;  /* 0 means idle: the key is deleted (or never created) */
     int64_t wait_ms;
+    /* The units this request consumed: cost when allowed (without ATMOST), 0 when denied; with ATMOST
+     * the units actually taken, from 1 to cost when allowed (0 for COST 0); 0 for a REFUND, which
+     * consumes nothing. */
+    int64_t granted;
     int64_t reset_after_us;
 } rl_reply;
 
@@ -48,6 +53,18 @@ extern const char *const rl_reply_field_names[RL_REPLY_FIELDS];
 enum {
     RL_F_DRYRUN = 1u << 0, /* decide, store nothing */
     RL_F_COST = 1u << 1,   /* COST was given (the parser's record; req->cost holds the value) */
+    /* REFUND n (RL.TOKEN, RL.LEAKY, RL.WINDOW; excludes COST): give back up to n units of what was
+     * consumed, req->cost holding n. Never more than the capacity, never below an empty counter; always
+     * allowed (retry_after_ms -1, wait_ms 0, granted 0), the reply describing the state after the refund.
+     * A refund of 0, or on a new limiter, changes nothing. Each algorithm's opening comment says exactly
+     * what it gives back. With both flags set, REFUND wins (ATMOST goes with COST, which REFUND excludes). */
+    RL_F_REFUND = 1u << 2,
+    /* ATMOST (RL.TOKEN, RL.WINDOW, with COST n): admit as many units as are available now, from 1 to n.
+     * "Available" is what `remaining` of a COST 0 call would say. The request is then exactly the request
+     * of COST g = min(n, available) when that is >= 1 (allowed, granted g), else of COST 1 (denied,
+     * granted 0, retry_after_ms when 1 unit would be admitted); COST 0 is COST 0 (granted 0). A cost
+     * above the capacity is thus not "never" with ATMOST. rl_atmost_cost computes that cost. */
+    RL_F_ATMOST = 1u << 3,
 };
 #define RL_F_MODULE(n) (1u << (8 + (n)))
 #define RL_F_ALG(n) (1u << (16 + (n)))
@@ -112,6 +129,14 @@ static inline int64_t rl_sat64(rl_i128 v) {
     if (v > INT64_MAX) return INT64_MAX;
     if (v < INT64_MIN) return INT64_MIN;
     return (int64_t)v;
+}
+
+/* The cost an ATMOST request of n is decided as, given the units available now (>= 0): min(n, available)
+ * when that is >= 1, else 1 (denied: retry_after_ms says when 1 unit is there); 0 stays 0. */
+static inline int64_t rl_atmost_cost(int64_t n, int64_t available) {
+    if (n <= 0) return n;
+    if (available < 1) return 1;
+    return available < n ? available : n;
 }
 
 /* --- rates and exact instants (token and leaky buckets) -------------------------------------------- */

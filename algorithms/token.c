@@ -20,6 +20,18 @@
  *
  * Switching a key between the modes keeps the whole tokens it holds at that moment.
  *
+ * REFUND n gives n tokens back now, capped at the capacity: continuous, scaled(now) + n*P capped at C*P
+ * (exact: E moves back by n*P, a fraction of a token held is kept); INTERVAL, the whole count + n capped
+ * at C, the anchor kept (the chunks in progress still arrive on schedule). A refund that fills the
+ * bucket leaves it full, that is idle, as usual. Nothing is taken, so it is always allowed; it is applied
+ * after the refill up to now and after a mode switch, like any request. On a new bucket (full) it
+ * changes nothing.
+ *
+ * ATMOST with COST n takes min(n, the whole tokens present) when that is >= 1, and is otherwise the
+ * request of 1 token (denied, retry_after_ms when one token is there): see rl_atmost_cost. The whole
+ * tokens present are floor(scaled(now) / P) (continuous) or the count after the refill (INTERVAL): the
+ * `remaining` a COST 0 call would report.
+ *
  * Bounds: C, R <= 10^12, P <= 10^15 µs and C*P/R <= 10^15 µs (validate), times <= 7.1*10^16 µs. So
  * t*R < 10^29 and C*P <= 10^27: every product below fits easily in 128 bits, and every duration derived
  * from a valid cell fits in 64. */
@@ -51,17 +63,29 @@ static void continuous_store(const token_params *p, rl_cell *cell, int64_t now_u
     rl_instant_write(cell, (rl_i128)now_us * p->tokens - scaled, p->tokens);
 }
 
-static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now_us, int64_t cost,
+static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now_us, const rl_request *req,
                               rl_cell *cell, rl_reply *reply) {
     rl_i128 full = (rl_i128)p->capacity * p->period_us;
-    rl_i128 need = (rl_i128)cost * p->period_us;
-    reply->allowed = cost <= p->capacity && scaled >= need;
-    if (reply->allowed) scaled -= need;
+    int refund = (req->flags & RL_F_REFUND) != 0;
+    int64_t cost = req->cost;
+    /* ATMOST takes up to the whole tokens present (scaled <= full, so at most C). */
+    if (!refund && (req->flags & RL_F_ATMOST))
+        cost = rl_atmost_cost(cost, scaled > 0 ? (int64_t)(scaled / p->period_us) : 0);
+    rl_i128 need = (rl_i128)cost * p->period_us; /* <= 10^12 * 10^15 (a little more for crafted costs) */
+    if (refund) {
+        reply->allowed = 1;
+        scaled += need;
+        if (scaled > full) scaled = full;
+    } else {
+        reply->allowed = cost <= p->capacity && scaled >= need;
+        if (reply->allowed) scaled -= need;
+    }
+    reply->granted = reply->allowed && !refund ? cost : 0;
     reply->remaining = scaled > 0 ? (int64_t)(scaled / p->period_us) : 0;
     continuous_store(p, cell, now_us, scaled);
 
     /* scaled grows by R per µs: it reaches x at now + ceil((x - scaled) / R). */
-    rl_i128 retry_us = cost <= p->capacity ? rl_ceil_div(need - scaled, p->tokens) : -1;
+    rl_i128 retry_us = !refund && cost <= p->capacity ? rl_ceil_div(need - scaled, p->tokens) : -1;
     rl_i128 idle_us = rl_ceil_div(full - scaled, p->tokens);
     rl_reply_times(reply, retry_us, idle_us);
 }
@@ -99,19 +123,29 @@ static rl_i128 interval_time_to(const token_params *p, interval_state s, int64_t
     return (rl_i128)s.anchor_us + chunks * p->period_us - now_us;
 }
 
-static void interval_decide(const token_params *p, interval_state s, int64_t now_us, int64_t cost,
+static void interval_decide(const token_params *p, interval_state s, int64_t now_us, const rl_request *req,
                             rl_cell *cell, rl_reply *reply) {
+    int refund = (req->flags & RL_F_REFUND) != 0;
+    int64_t cost = req->cost;
     s = interval_refill(p, s, now_us);
-    reply->allowed = cost <= s.tokens;
-    if (reply->allowed && cost > 0) {
-        if (s.tokens == p->capacity) s.anchor_us = now_us;
-        s.tokens -= cost;
+    if (refund) {
+        /* Whole tokens, capped; the anchor keeps the refill schedule (a full bucket is idle). */
+        reply->allowed = 1;
+        s.tokens = cost < p->capacity - s.tokens ? s.tokens + cost : p->capacity;
+    } else {
+        if (req->flags & RL_F_ATMOST) cost = rl_atmost_cost(cost, s.tokens);
+        reply->allowed = cost <= s.tokens;
+        if (reply->allowed && cost > 0) {
+            if (s.tokens == p->capacity) s.anchor_us = now_us;
+            s.tokens -= cost;
+        }
     }
+    reply->granted = reply->allowed && !refund ? cost : 0;
     reply->remaining = s.tokens;
     cell->w[0] = (uint64_t)s.anchor_us;
     cell->w[1] = (uint64_t)s.tokens | RL_TOKEN_INTERVAL_BIT;
 
-    rl_i128 retry_us = cost <= p->capacity ? interval_time_to(p, s, cost, now_us) : -1;
+    rl_i128 retry_us = !refund && cost <= p->capacity ? interval_time_to(p, s, cost, now_us) : -1;
     rl_reply_times(reply, retry_us, interval_time_to(p, s, p->capacity, now_us));
 }
 
@@ -142,10 +176,10 @@ static void token_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
     if (want_interval) {
         interval_state s = {now, tokens};
         if (exists) s = (interval_state){(int64_t)cell->w[0], (int64_t)(cell->w[1] & ~RL_TOKEN_INTERVAL_BIT)};
-        interval_decide(&p, s, now, req->cost, cell, reply);
+        interval_decide(&p, s, now, req, cell, reply);
     } else {
         rl_i128 scaled = exists ? continuous_scaled(&p, cell, now) : (rl_i128)tokens * p.period_us;
-        continuous_decide(&p, scaled, now, req->cost, cell, reply);
+        continuous_decide(&p, scaled, now, req, cell, reply);
     }
 }
 

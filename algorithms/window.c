@@ -19,6 +19,29 @@
  * Denied requests are not counted. The state (see window.h) is shared by both modes; both keep prev
  * up to date as windows roll over, FIXED just does not look at it.
  *
+ * REFUND n (both modes, the same rule, as the counts mean the same in both): the current window's count
+ * drops by n, not below 0, and what is left of n comes off the previous window's count, not below 0.
+ * The limiter does not know when the refunded units were admitted; the current window is charged first
+ * because that is where the last admissions went (and its count weighs fully), the previous window
+ * holds what was admitted just before it. Never more than n comes off. Going on into the previous count
+ * is what makes a refund just after a boundary give back what the same refund just before it would have
+ * (that one came off the count that is now the previous one), and so what keeps a clock running behind
+ * from gaining anything by refunding early.
+ *   - SLIDING: a unit off the current count lowers the estimate by 1, a unit off the previous count by
+ *     (W - e) / W, what it still weighs. A refund that empties both counts leaves the limiter idle.
+ *   - FIXED: what comes off the previous count is never seen. FIXED decisions do not read it, and it
+ *     only comes off once the current count is 0, which leaves a FIXED key idle (deleted; idle is new).
+ *     So a FIXED refund is curr = max(0, curr - n): units admitted in a window that has ended are not
+ *     given back, as FIXED already forgot them at the boundary. (Charging the previous count rather
+ *     than dropping the excess could only matter to a later SLIDING read of the cell, and there is none:
+ *     the key is deleted, and an idle limiter is a new one.)
+ * The refund applies to the decision's window (the view below: rolled forward to now, or the stored
+ * window when the clock is behind it), like any request; it is always allowed.
+ *
+ * ATMOST with COST n takes min(n, available) units when that is >= 1, else it is the request of 1 unit
+ * (denied, retry_after_ms when 1 unit would fit): see rl_atmost_cost. Available is the `remaining` of a
+ * COST 0 call: limit - c (FIXED), the largest m with p * (W - e) + (c + m) * W <= limit * W (SLIDING).
+ *
  * Edge cases:
  *   - The window size changed since the state was written (the stored start may not be a multiple of the
  *     new W): the stored window is mapped onto the new grid at j = floor(start / W), the window holding
@@ -108,18 +131,34 @@ static rl_i128 window_us_until(int64_t at_ms, int64_t now_us) {
     return (rl_i128)at_ms * 1000 - now_us;
 }
 
+/* --- refunds ---------------------------------------------------------------------------------------- */
+
+/* REFUND n: off the current window's count first, the rest off the previous one's, neither below 0. */
+static void window_refund(window_view *v, int64_t n) {
+    int64_t from_curr = n < v->curr ? n : v->curr;
+    v->curr -= from_curr;
+    int64_t rest = n - from_curr;
+    v->prev = rest < v->prev ? v->prev - rest : 0;
+}
+
 /* --- fixed window ----------------------------------------------------------------------------------- */
 
-static void fixed_decide(const rl_request *req, window_view *v, rl_reply *reply) {
-    int64_t limit = req->params[0], window_ms = req->params[1], cost = req->cost;
+/* Units a FIXED request could take now. */
+static int64_t fixed_available(const window_view *v, int64_t limit) {
+    return v->curr < limit ? limit - v->curr : 0;
+}
+
+/* Decide `cost` (refund: the refund is already in *v, nothing to take). */
+static void fixed_decide(const rl_request *req, window_view *v, int64_t cost, int refund, rl_reply *reply) {
+    int64_t limit = req->params[0], window_ms = req->params[1];
     int64_t window_end_ms = v->start_ms + window_ms;
 
-    reply->allowed = v->curr + cost <= limit;
-    if (reply->allowed) v->curr += cost;
-    reply->remaining = v->curr < limit ? limit - v->curr : 0;
+    reply->allowed = refund || v->curr + cost <= limit;
+    if (reply->allowed && !refund) v->curr += cost;
+    reply->remaining = fixed_available(v, limit);
 
     /* The count only falls, to 0, when the window ends. */
-    rl_i128 retry_us = cost <= limit ? window_us_until(window_end_ms, req->now_us) : -1;
+    rl_i128 retry_us = !refund && cost <= limit ? window_us_until(window_end_ms, req->now_us) : -1;
     rl_i128 idle_us = v->curr > 0 ? window_us_until(window_end_ms, req->now_us) : 0;
     rl_reply_times(reply, retry_us, idle_us);
 }
@@ -129,6 +168,13 @@ static void fixed_decide(const rl_request *req, window_view *v, rl_reply *reply)
 /* The weighted estimate of the last W ms, times W, with `extra` more requests in the current window. */
 static rl_i128 sliding_weight(const window_view *v, int64_t window_ms, int64_t extra) {
     return (rl_i128)v->prev * (window_ms - v->elapsed_ms) + ((rl_i128)v->curr + extra) * window_ms;
+}
+
+/* Units a SLIDING request could take now: the largest m with prev * (W - e) + (curr + m) * W <= limit * W
+ * (0 if none). */
+static int64_t sliding_available(const window_view *v, int64_t limit, int64_t window_ms) {
+    rl_i128 fits = rl_floor_div((rl_i128)limit * window_ms - sliding_weight(v, window_ms, 0), window_ms);
+    return fits > 0 ? rl_sat64(fits) : 0;
 }
 
 /* The first elapsed ms e >= from at which prev * (W - e) <= room, i.e. e >= W - room / prev; W when not
@@ -152,15 +198,14 @@ static int64_t sliding_retry_ms(const window_view *v, int64_t limit, int64_t win
     return v->start_ms + window_ms + sliding_first_fit(v->curr, room, 0, window_ms);
 }
 
-static void sliding_decide(const rl_request *req, window_view *v, rl_reply *reply) {
-    int64_t limit = req->params[0], window_ms = req->params[1], cost = req->cost;
+/* Decide `cost` (refund: the refund is already in *v, nothing to take). */
+static void sliding_decide(const rl_request *req, window_view *v, int64_t cost, int refund, rl_reply *reply) {
+    int64_t limit = req->params[0], window_ms = req->params[1];
     rl_i128 budget = (rl_i128)limit * window_ms;
 
-    reply->allowed = cost <= limit && sliding_weight(v, window_ms, cost) <= budget;
-    if (reply->allowed) v->curr += cost;
-    /* The largest m with prev * (W - e) + (curr + m) * W <= limit * W. */
-    rl_i128 fits = rl_floor_div(budget - sliding_weight(v, window_ms, 0), window_ms);
-    reply->remaining = fits > 0 ? rl_sat64(fits) : 0;
+    reply->allowed = refund || (cost <= limit && sliding_weight(v, window_ms, cost) <= budget);
+    if (reply->allowed && !refund) v->curr += cost;
+    reply->remaining = sliding_available(v, limit, window_ms);
 
     rl_i128 retry_us = -1;
     if (!reply->allowed && cost <= limit)
@@ -185,19 +230,27 @@ static int window_validate(const rl_request *req, char err[RL_ERR_LEN]) {
 }
 
 static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
-    int64_t window_ms = req->params[1];
+    int64_t limit = req->params[0], window_ms = req->params[1], cost = req->cost;
+    int fixed = (req->flags & RL_F_FIXED) != 0, refund = (req->flags & RL_F_REFUND) != 0;
     rl_window_state stored = {0, 0, 0, 0};
     if (exists) stored = rl_window_unpack(cell);
     window_view v = window_view_at(&stored, exists, window_ms, window_now_ms(req->now_us));
 
-    reply->limit = req->params[0];
+    reply->limit = limit;
     reply->wait_ms = 0;
-    if (req->flags & RL_F_FIXED)
-        fixed_decide(req, &v, reply);
+    if (refund) {
+        window_refund(&v, cost);
+    } else if (req->flags & RL_F_ATMOST) {
+        int64_t available = fixed ? fixed_available(&v, limit) : sliding_available(&v, limit, window_ms);
+        cost = rl_atmost_cost(cost, available);
+    }
+    if (fixed)
+        fixed_decide(req, &v, cost, refund, reply);
     else
-        sliding_decide(req, &v, reply);
+        sliding_decide(req, &v, cost, refund, reply);
+    reply->granted = reply->allowed && !refund ? cost : 0;
 
-    rl_window_state next = {v.start_ms, v.curr, v.prev, (req->flags & RL_F_FIXED) != 0};
+    rl_window_state next = {v.start_ms, v.curr, v.prev, fixed};
     *cell = rl_window_pack(next);
 }
 

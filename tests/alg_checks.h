@@ -17,14 +17,25 @@
  *   - an earlier clock never admits more, call by call and over whole runs;
  *   - DRYRUN returns exactly the reply of the real call, and the real call is what changes state: right
  *     after it the limiter holds what its reply describes;
- *   - every cell a real call writes passes cell_valid (RDB load and RL.SETSTATE apply it).
+ *   - every cell a real call writes passes cell_valid (RDB load and RL.SETSTATE apply it);
+ *   - granted is the cost when a plain request is allowed, 0 when denied or for a refund.
+ * and, for the common options an algorithm takes (promise_plan.options):
+ *   - REFUND n is allowed (retry -1, wait 0, granted 0) and gives back room, at most n: remaining after
+ *     it is between what a COST 0 call would have said (W) and min(limit, W + n), reset_after never
+ *     grows, a refund of 0 changes nothing, two refunds at once are one of their sum, the room it leaves
+ *     is never less than without it at any later time, a refund at an earlier clock leaves no more room
+ *     now than one now, and a refund of what an admitted request took restores the state (as a COST 0
+ *     call would have left it);
+ *   - ATMOST COST n (n >= 1) grants g = min(n, W) and is then exactly the request of COST g (COST 1 when
+ *     g is 0: denied): same reply, same cell; g is admitted, g + 1 is not (when g < n), nothing is left
+ *     when g < n; ATMOST COST 0 is COST 0. Its retry_after_ms is that of the ATMOST request (1 unit).
  * A probe is a DRYRUN call on the stand-in: decide on a copy of the cell, keep nothing. As DRYRUN answers
  * exactly as the real call would, probing the state a call left asks what the next real call would get.
  *
  * For every algorithm here params[0] is the limit (a bucket's capacity, a window's limit). A test
  * program includes this once, after defining RNG_SEED, as it would check.h and rng.h (static inline, so
- * a program may use only part of it). Only RL_F_DRYRUN is named here: the other flags belong to their
- * algorithms, and no flag's value matters. */
+ * a program may use only part of it). Only the common flags are named here (RL_F_DRYRUN, RL_F_REFUND,
+ * RL_F_ATMOST): the other flags belong to their algorithms, and no flag's value matters. */
 #ifndef RL_ALG_CHECKS_H
 #define RL_ALG_CHECKS_H
 
@@ -54,6 +65,9 @@ static inline limiter limiter_new(const rl_algorithm *alg, int64_t p0, int64_t p
 
 static inline int64_t limit_of(const limiter *l) { return l->params[0]; }
 
+/* The flags without REFUND and ATMOST: the plain request of the same mode. */
+static inline uint32_t plain_flags(uint32_t flags) { return flags & ~(uint32_t)(RL_F_REFUND | RL_F_ATMOST); }
+
 static inline rl_request request_of(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
     rl_request req = {{l->params[0], l->params[1], l->params[2]}, cost, 0, flags, now_us};
     return req;
@@ -80,14 +94,14 @@ static inline rl_reply probe(const limiter *l, int64_t now_us, int64_t cost, uin
 static inline int same_reply(const rl_reply *a, const rl_reply *b) {
     return a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
            a->retry_after_ms == b->retry_after_ms && a->reset_after_ms == b->reset_after_ms &&
-           a->wait_ms == b->wait_ms && a->reset_after_us == b->reset_after_us;
+           a->wait_ms == b->wait_ms && a->granted == b->granted && a->reset_after_us == b->reset_after_us;
 }
 
 static inline void print_reply(const char *label, const rl_reply *r) {
     fprintf(stderr, "     %s: allowed %lld limit %lld remaining %lld retry %lld reset %lld (%lld us) "
-            "wait %lld\n", label, (long long)r->allowed, (long long)r->limit, (long long)r->remaining,
-            (long long)r->retry_after_ms, (long long)r->reset_after_ms, (long long)r->reset_after_us,
-            (long long)r->wait_ms);
+            "wait %lld granted %lld\n", label, (long long)r->allowed, (long long)r->limit,
+            (long long)r->remaining, (long long)r->retry_after_ms, (long long)r->reset_after_ms,
+            (long long)r->reset_after_us, (long long)r->wait_ms, (long long)r->granted);
 }
 
 /* One check: every field of two replies, both printed when they differ. */
@@ -119,15 +133,35 @@ static inline rl_reply call(limiter *l, int64_t now_us, int64_t cost, uint32_t f
     return reply;
 }
 
+/* A real call without the checks of call(): decide, store unless DRYRUN, drop the key when idle. For
+ * side paths (what another sequence of calls would have left). */
+static inline rl_reply apply(limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
+    rl_cell cell;
+    rl_reply reply = decide_copy(l, now_us, cost, flags, &cell);
+    if (!(flags & RL_F_DRYRUN)) {
+        l->exists = reply.reset_after_ms > 0;
+        l->cell = cell;
+    }
+    return reply;
+}
+
 /* --- scripted tables -------------------------------------------------------------------------------- */
 
-/* One call and its whole expected reply (limit is the limiter's params[0]). */
+/* One call and its whole expected reply (limit is the limiter's params[0]); granted is what a plain
+ * request gets (cost when allowed, else 0; 0 for a refund). An ATMOST request needs a row_g. */
 typedef struct row {
     int64_t at_us; /* fake clock, from the table's base */
     int64_t cost;
     uint32_t flags;
     int64_t allowed, remaining, retry_ms, reset_ms, wait_ms;
 } row;
+
+/* A row with the seventh field spelled out. */
+typedef struct row_g {
+    int64_t at_us, cost;
+    uint32_t flags;
+    int64_t allowed, remaining, retry_ms, reset_ms, wait_ms, granted;
+} row_g;
 
 static inline void expect_field(const char *table, size_t i, const char *field, int64_t got, int64_t want) {
     char what[160];
@@ -136,31 +170,47 @@ static inline void expect_field(const char *table, size_t i, const char *field, 
         fprintf(stderr, "     got %lld, expected %lld\n", (long long)got, (long long)want);
 }
 
+static inline void run_row(const char *table, size_t i, limiter *l, int64_t base_us, const row_g *w) {
+    rl_reply r = call(l, base_us + w->at_us, w->cost, w->flags);
+    expect_field(table, i, "allowed", r.allowed, w->allowed);
+    expect_field(table, i, "limit", r.limit, limit_of(l));
+    expect_field(table, i, "remaining", r.remaining, w->remaining);
+    expect_field(table, i, "retry_after_ms", r.retry_after_ms, w->retry_ms);
+    expect_field(table, i, "reset_after_ms", r.reset_after_ms, w->reset_ms);
+    expect_field(table, i, "wait_ms", r.wait_ms, w->wait_ms);
+    expect_field(table, i, "granted", r.granted, w->granted);
+}
+
 static inline void run_table(const char *table, limiter *l, int64_t base_us, const row *rows, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const row *w = &rows[i];
-        rl_reply r = call(l, base_us + w->at_us, w->cost, w->flags);
-        expect_field(table, i, "allowed", r.allowed, w->allowed);
-        expect_field(table, i, "limit", r.limit, limit_of(l));
-        expect_field(table, i, "remaining", r.remaining, w->remaining);
-        expect_field(table, i, "retry_after_ms", r.retry_after_ms, w->retry_ms);
-        expect_field(table, i, "reset_after_ms", r.reset_after_ms, w->reset_ms);
-        expect_field(table, i, "wait_ms", r.wait_ms, w->wait_ms);
+        CHECK(!(w->flags & RL_F_ATMOST)); /* its granted is not implied: use a row_g */
+        int64_t granted = w->allowed && !(w->flags & RL_F_REFUND) ? w->cost : 0;
+        row_g g = {w->at_us, w->cost, w->flags, w->allowed, w->remaining, w->retry_ms, w->reset_ms, w->wait_ms,
+                   granted};
+        run_row(table, i, l, base_us, &g);
     }
 }
 
+static inline void run_table_g(const char *table, limiter *l, int64_t base_us, const row_g *rows, size_t n) {
+    for (size_t i = 0; i < n; i++) run_row(table, i, l, base_us, &rows[i]);
+}
+
 #define RUN_TABLE(l, base, rows) run_table(#rows, (l), (base), (rows), sizeof(rows) / sizeof((rows)[0]))
+#define RUN_TABLE_G(l, base, rows) run_table_g(#rows, (l), (base), (rows), sizeof(rows) / sizeof((rows)[0]))
 
 /* --- the promises of one reply ---------------------------------------------------------------------- */
 
 static inline int64_t ms_before(int64_t now_us, int64_t ms) { return now_us + (ms - 1) * 1000; }
 static inline int64_t ms_at(int64_t now_us, int64_t ms) { return now_us + ms * 1000; }
 
-/* retry_after_ms is the first whole ms at which the same request is admitted. */
+/* retry_after_ms is the first whole ms at which the same request is admitted. A plain cost above the
+ * limit is never admitted; ATMOST takes what there is, and a refund is always admitted. */
 static inline void check_retry(const limiter *l, int64_t now, int64_t cost, uint32_t flags,
                                const rl_reply *r) {
-    if (cost > limit_of(l)) CHECK_EQ(r->allowed, 0);
-    if (r->allowed || cost > limit_of(l)) {
+    int never = cost > limit_of(l) && flags == plain_flags(flags);
+    if (never) CHECK_EQ(r->allowed, 0);
+    if (r->allowed || never) {
         CHECK_EQ(r->retry_after_ms, -1);
         return;
     }
@@ -204,8 +254,9 @@ static inline void check_reset(const limiter *l, int64_t now, int64_t cost, uint
     }
 }
 
-/* remaining more units are admitted now, one more is not. */
+/* remaining more units are admitted now, one more is not (plain requests of the same mode). */
 static inline void check_remaining(const limiter *l, int64_t now, uint32_t flags, const rl_reply *r) {
+    flags = plain_flags(flags);
     CHECK(r->remaining >= 0 && r->remaining <= limit_of(l));
     if (r->remaining > 0) CHECK_EQ(probe(l, now, r->remaining, flags).allowed, 1);
     CHECK_EQ(probe(l, now, r->remaining + 1, flags).allowed, 0);
@@ -215,7 +266,7 @@ static inline void check_remaining(const limiter *l, int64_t now, uint32_t flags
  * when the key was dropped). */
 static inline void check_state_described(const limiter *after, int64_t now, uint32_t flags,
                                          const rl_reply *r) {
-    rl_reply look = probe(after, now, 0, flags);
+    rl_reply look = probe(after, now, 0, plain_flags(flags));
     CHECK(look.remaining == r->remaining && look.reset_after_us == r->reset_after_us);
 }
 
@@ -234,6 +285,128 @@ static inline void check_earlier(const limiter *before, int64_t now, int64_t bac
                                  uint32_t flags) {
     CHECK(probe(before, now - back_us, cost, flags).allowed <= probe(before, now, cost, flags).allowed);
     CHECK(probe(before, now - back_us, 0, flags).remaining <= probe(before, now, 0, flags).remaining);
+}
+
+/* --- REFUND and ATMOST ------------------------------------------------------------------------------ */
+
+/* After REFUND n at now: `before` is the limiter as it was, `after` as the refund left it. later_us >= 0
+ * is how long after now to compare it with a limiter that had no refund; an earlier refund is tried only
+ * when the refund keeps the key's mode (same_mode: a mode switch rewrites the state at the time it is
+ * made, by design). */
+static inline void check_refund(const limiter *before, const limiter *after, int64_t now, int64_t n,
+                                uint32_t flags, const rl_reply *r, int64_t later_us, int same_mode) {
+    uint32_t plain = plain_flags(flags);
+    CHECK_EQ(r->allowed, 1);
+    CHECK_EQ(r->retry_after_ms, -1);
+    CHECK_EQ(r->wait_ms, 0);
+    CHECK_EQ(r->granted, 0);
+
+    /* Room given back: at least none, at most n, never beyond the limit; never further from idle. */
+    limiter without = *before; /* what a COST 0 call reads and leaves instead */
+    rl_reply was = apply(&without, now, 0, plain);
+    rl_i128 most = (rl_i128)was.remaining + n;
+    if (most > limit_of(before)) most = limit_of(before);
+    CHECK(r->remaining >= was.remaining);
+    CHECK(r->remaining <= most);
+    CHECK(r->reset_after_us <= was.reset_after_us);
+    if (n == 0) { /* changes nothing */
+        CHECK(r->remaining == was.remaining && r->reset_after_us == was.reset_after_us);
+        CHECK_EQ(after->exists, without.exists);
+        if (after->exists && without.exists) CHECK(same_cell(&after->cell, &without.cell));
+    }
+
+    /* Two refunds at once are one of their sum: the same state. */
+    int64_t part = (int64_t)(rng() % (uint64_t)(n + 1));
+    limiter twice = *before;
+    apply(&twice, now, part, flags);
+    apply(&twice, now, n - part, flags);
+    rl_reply one = probe(after, now, 0, plain), two = probe(&twice, now, 0, plain);
+    check_same_reply("two refunds at once are one refund of their sum", &two, &one);
+    CHECK_EQ(twice.exists, after->exists);
+    if (twice.exists && after->exists) CHECK(same_cell(&twice.cell, &after->cell));
+
+    /* Later, never less room than without the refund. */
+    int64_t at = now + later_us;
+    CHECK(probe(after, at, 0, plain).remaining >= probe(&without, at, 0, plain).remaining);
+
+    /* The same refund at an earlier clock leaves no more room now than the refund now. */
+    if (same_mode) {
+        int64_t back = (int64_t)(rng() % (uint64_t)(later_us + 2));
+        limiter early = *before;
+        apply(&early, now - (back < now ? back : now), n, flags);
+        CHECK(probe(&early, now, 0, plain).remaining <= r->remaining);
+    }
+}
+
+/* Where the room is counted in whole units that a refund gives back one for one (a bucket, a fixed
+ * window), REFUND n leaves exactly min(limit, W + n), W being what a COST 0 call would have said, as long
+ * as the limiter was not over its limit (that COST 0 call allowed). */
+static inline void check_refund_exact(const limiter *before, int64_t now, int64_t n, uint32_t flags,
+                                      const rl_reply *r) {
+    if (!(flags & RL_F_REFUND)) return;
+    rl_reply was = probe(before, now, 0, plain_flags(flags));
+    if (!was.allowed) return;
+    rl_i128 want = (rl_i128)was.remaining + n;
+    CHECK_EQ(r->remaining, want < limit_of(before) ? want : limit_of(before));
+}
+
+/* After ATMOST COST n at now, on the limiter as it was. */
+static inline void check_atmost(const limiter *before, int64_t now, int64_t n, uint32_t flags,
+                                const rl_reply *r) {
+    uint32_t plain = plain_flags(flags);
+    rl_cell atmost_cell, plain_cell;
+    decide_copy(before, now, n, flags, &atmost_cell);
+    if (n == 0) {
+        rl_reply p = decide_copy(before, now, 0, plain, &plain_cell);
+        check_same_reply("ATMOST COST 0 is COST 0", r, &p);
+        if (r->reset_after_ms > 0) CHECK(same_cell(&atmost_cell, &plain_cell));
+        return;
+    }
+    /* What is available: the remaining of a COST 0 call. */
+    int64_t available = probe(before, now, 0, plain).remaining;
+    int64_t g = n < available ? n : available;
+    CHECK_EQ(r->granted, g);
+    CHECK_EQ(r->allowed, g >= 1);
+    rl_reply p = decide_copy(before, now, g >= 1 ? g : 1, plain, &plain_cell);
+    check_same_reply("ATMOST is the plain request of what it grants (of 1 when nothing)", r, &p);
+    if (r->reset_after_ms > 0) CHECK(same_cell(&atmost_cell, &plain_cell));
+    if (g >= 1) CHECK_EQ(probe(before, now, g, plain).allowed, 1);
+    if (g < n) {
+        CHECK_EQ(probe(before, now, g + 1, plain).allowed, 0);
+        CHECK_EQ(r->remaining, 0);
+    }
+}
+
+/* A refund of what a request took, right after it, restores the state as it was: as a COST 0 call
+ * would have left it, now and later_us later. */
+static inline void check_undo(const limiter *before, const limiter *after, int64_t now, uint32_t flags,
+                              const rl_reply *r, int64_t later_us) {
+    if (r->granted <= 0) return;
+    uint32_t plain = plain_flags(flags);
+    limiter undone = *after, without = *before;
+    apply(&undone, now, r->granted, plain | RL_F_REFUND);
+    apply(&without, now, 0, plain);
+    rl_reply got = probe(&undone, now, 0, plain), want = probe(&without, now, 0, plain);
+    check_same_reply("a refund of what was taken restores the state", &got, &want);
+    got = probe(&undone, now + later_us, 0, plain);
+    want = probe(&without, now + later_us, 0, plain);
+    check_same_reply("a refund of what was taken restores the state, later too", &got, &want);
+    CHECK_EQ(undone.exists, without.exists);
+    if (undone.exists && without.exists) CHECK(same_cell(&undone.cell, &without.cell));
+}
+
+/* granted, and the promises of the common options the algorithm takes (`options`, RL_F_REFUND and
+ * RL_F_ATMOST), around a call that took `before` to `after`. */
+static inline void check_options(const limiter *before, const limiter *after, int64_t now, int64_t cost,
+                                 uint32_t flags, const rl_reply *r, int64_t later_us, int same_mode,
+                                 uint32_t options) {
+    if (flags & RL_F_REFUND)
+        check_refund(before, after, now, cost, flags, r, later_us, same_mode);
+    else if (flags & RL_F_ATMOST)
+        check_atmost(before, now, cost, flags, r);
+    else
+        CHECK_EQ(r->granted, r->allowed ? cost : 0);
+    if ((options & RL_F_REFUND) && !(flags & RL_F_REFUND)) check_undo(before, after, now, flags, r, later_us);
 }
 
 /* --- pseudo-random runs ----------------------------------------------------------------------------- */
@@ -261,12 +434,13 @@ static inline int64_t random_cost(int64_t limit) {
 }
 
 /* What a test brings to the runs: its limiters, the time scale of its gaps, its flags (never DRYRUN:
- * every call is probed with DRYRUN anyway), which of them choose the mode the cell is read in, and its
- * own checks of each reply (may be NULL). */
+ * every call is probed with DRYRUN anyway), which of them choose the mode the cell is read in, the
+ * common options the algorithm takes (RL_F_REFUND, RL_F_ATMOST: a call in eight is a refund, one in
+ * eight ATMOST), and its own checks of each reply (may be NULL). */
 typedef struct promise_plan {
     int sets, steps;
     int64_t base_us;
-    uint32_t mode_flags;
+    uint32_t mode_flags, options;
     limiter (*new_limiter)(void);
     int64_t (*gap)(const limiter *l);
     uint32_t (*flags)(int set, int step);
@@ -282,7 +456,7 @@ typedef struct promise_plan {
  * anchor are not; window: idle follows the mode of the last write), and the reply describes the
  * rewritten state. */
 static inline rl_reply call_with_promises(limiter *l, int64_t now, int64_t cost, uint32_t flags,
-                                          int64_t span_us, int same_mode, limiter *before) {
+                                          int64_t span_us, int same_mode, uint32_t options, limiter *before) {
     *before = *l;
     check_earlier(before, now, (int64_t)(rng() % (uint64_t)(span_us + 2)), cost, flags);
     int64_t later_us = (int64_t)(rng() % (uint64_t)(span_us + 1));
@@ -295,6 +469,7 @@ static inline rl_reply call_with_promises(limiter *l, int64_t now, int64_t cost,
         check_remaining(kept[i], now, flags, &r);
         check_state_described(kept[i], now, flags, &r);
     }
+    check_options(before, l, now, cost, flags, &r, later_us, same_mode, options);
     return r;
 }
 
@@ -308,10 +483,12 @@ static inline void check_promises(const promise_plan *plan) {
             now += plan->gap(&l);
             int64_t cost = random_cost(limit_of(&l));
             uint32_t flags = plan->flags(set, step);
+            uint32_t option = rng() % 8 == 0 ? RL_F_REFUND : rng() % 7 == 0 ? RL_F_ATMOST : 0;
+            flags |= option & plan->options;
             int64_t span = plan->gap(&l); /* drawn apart: argument order is unspecified */
             int same_mode = !l.exists || ((flags ^ last_flags) & plan->mode_flags) == 0;
             limiter before;
-            rl_reply r = call_with_promises(&l, now, cost, flags, span, same_mode, &before);
+            rl_reply r = call_with_promises(&l, now, cost, flags, span, same_mode, plan->options, &before);
             if (plan->extra) plan->extra(&before, now, cost, flags, &r);
             last_flags = flags;
         }

@@ -5,7 +5,9 @@
  * file brings what is the leaky bucket's own: scripted tables of shaping and policing with every reply
  * field, parameter changes, the extremes of every parameter, the bucket's parameter space and gaps for
  * the pseudo-random runs of the generic promises, and wait_ms: the time the units ahead take to drain.
- * A long steady run shows no fraction of a unit is ever lost or gained. */
+ * REFUND tables (not below empty, never before now, over a lowered capacity, with the clock behind, at
+ * 10^12), and refunds in the generic runs (the leaky bucket has no ATMOST). A long steady run shows no
+ * fraction of a unit is ever lost or gained. */
 #define RNG_SEED 0x9e3779b97f4a7c15ULL
 #include "alg_checks.h"
 #include "../algorithms/leaky.h"
@@ -142,6 +144,65 @@ static void test_tables(void) {
     RUN_TABLE(&l, BASE_US, billion_per_second);
 }
 
+/* REFUND: units out of the bucket now, not below empty (granted 0, wait 0). 4 units, 3 per second
+ * (T = 333.33.. ms); every row spells out granted. */
+#define R RL_F_REFUND
+static const row_g refund[] = {
+    {0, 4, 0, 1, 0, -1, 1334, 0, 4},
+    {0, 1, R, 1, 1, -1, 1000, 0, 0},             /* level 3: empty at exactly 1000 ms */
+    {0, 0, R, 1, 1, -1, 1000, 0, 0},             /* a refund of 0 changes nothing */
+    {500 * MS, 1, R, 1, 3, -1, 167, 0, 0},       /* level 1.5 - 1 = 0.5 */
+    {500 * MS, 9, R, 1, 4, -1, 0, 0, 0},         /* more than is in the bucket: empty, idle */
+    {500 * MS, 2, R, 1, 4, -1, 0, 0, 0},         /* on an empty (new) bucket: nothing */
+    {600 * MS, 2, 0, 1, 2, -1, 667, 0, 2},
+    {600 * MS, 1, R | RL_F_NODELAY, 1, 3, -1, 334, 0, 0},
+    {600 * MS, 3, 0, 1, 0, -1, 1334, 334, 3},    /* shaping: 1 unit ahead */
+    {600 * MS, 1, 0, 0, 0, 334, 1334, 0, 0},
+    {600 * MS, 1, R, 1, 1, -1, 1000, 0, 0},      /* the refund waits for nothing */
+    {600 * MS, 2, R | RL_F_DRYRUN, 1, 3, -1, 334, 0, 0},
+    {600 * MS, 0, 0, 1, 1, -1, 1000, 1000, 0},   /* the DRYRUN refund stored nothing */
+};
+/* Then the capacity drops to 2 with 3 units in: a refund of 2 leaves 1, so 1 fits, not min(2, 0 + 2). */
+static const row_g refund_over_capacity[] = {
+    {600 * MS, 0, 0, 0, 0, 334, 1000, 0, 0},
+    {600 * MS, 2, R, 1, 1, -1, 334, 0, 0},
+};
+/* A clock 1 s behind: the bucket looks fuller, and the refund comes off that level, never below the
+ * earlier now. Back at the real time the bucket holds what the same refund then would have left (3 units
+ * in, less 2): nothing gained. */
+static const row_g refund_clock_back[] = {
+    {10 * SEC, 3, 0, 1, 1, -1, 1000, 0, 3},       /* 3 per second: empty at 11 s */
+    {9 * SEC, 2, R, 1, 0, -1, 1334, 0, 0},        /* level 6 at 9 s (> 4): down to 4... */
+    {10 * SEC, 0, 0, 1, 3, -1, 334, 334, 0},      /* ...empty at 10333 ms: level 1 at 10 s */
+    {9 * SEC, 9, R, 1, 4, -1, 0, 0, 0},           /* level 4 at 9 s: empty at 9 s, not before */
+    {10 * SEC, 0, 0, 1, 4, -1, 0, 0, 0},          /* idle at 10 s */
+};
+/* 10^12 units, 10^9 per second (one per ns). */
+static const row_g refund_huge[] = {
+    {0, 1000000000000LL, 0, 1, 0, -1, 1000000, 0, 1000000000000LL},
+    {0, 999999999999LL, R, 1, 999999999999LL, -1, 1, 0, 0}, /* 1 unit: 1 ns to drain */
+    {1, 0, 0, 1, 1000000000000LL, -1, 0, 0, 0},             /* 1 µs later: empty */
+    {1, 1000000000000LL, R, 1, 1000000000000LL, -1, 0, 0, 0},
+};
+#undef R
+
+static void test_refund_tables(void) {
+    limiter l = new_leaky(4, 3, 1000);
+    RUN_TABLE_G(&l, BASE_US, refund);
+    l.params[0] = 2;
+    RUN_TABLE_G(&l, BASE_US, refund_over_capacity);
+    l = new_leaky(4, 3, 1000);
+    RUN_TABLE_G(&l, BASE_US, refund_clock_back);
+    l = new_leaky(1000000000000LL, 1000000000LL, 1000);
+    RUN_TABLE_G(&l, BASE_US, refund_huge);
+    /* The leaky bucket has no ATMOST: the flag changes nothing (granted is the cost when allowed). */
+    l = new_leaky(4, 3, 1000);
+    rl_reply r = call(&l, BASE_US, 5, RL_F_ATMOST);
+    CHECK(r.allowed == 0 && r.granted == 0 && r.retry_after_ms == -1);
+    r = call(&l, BASE_US, 3, RL_F_ATMOST);
+    CHECK(r.allowed == 1 && r.granted == 3 && r.remaining == 1);
+}
+
 /* --- validation and cells --------------------------------------------------------------------------- */
 
 static void test_validate(void) {
@@ -236,9 +297,10 @@ static uint32_t random_flags(int set, int step) {
     return (rng() % 3 == 0) ? RL_F_NODELAY : 0;
 }
 
-/* wait_ms is when the units that were ahead of the request have drained. */
-static void check_wait(const limiter *before, int64_t now, int64_t cost, uint32_t flags, const rl_reply *r) {
-    (void)cost;
+/* wait_ms is when the units that were ahead of the request have drained; a refund takes units out one
+ * for one. */
+static void check_leaky_own(const limiter *before, int64_t now, int64_t cost, uint32_t flags, const rl_reply *r) {
+    check_refund_exact(before, now, cost, flags, r);
     if (!r->allowed || (flags & RL_F_NODELAY)) {
         CHECK_EQ(r->wait_ms, 0);
         return;
@@ -250,7 +312,8 @@ static void check_wait(const limiter *before, int64_t now, int64_t cost, uint32_
 
 static void test_generic(void) {
     /* NODELAY changes no state, only the reply's wait: the bucket has one mode. */
-    const promise_plan plan = {400, 40, BASE_US, 0, random_leaky, random_gap, random_flags, check_wait};
+    const promise_plan plan = {400, 40, BASE_US, 0, RL_F_REFUND, random_leaky, random_gap, random_flags,
+                               check_leaky_own};
     check_promises(&plan);
 }
 
@@ -283,6 +346,7 @@ static void test_no_drift(void) {
 
 int main(void) {
     test_tables();
+    test_refund_tables();
     test_validate();
     test_extremes();
     test_generic();

@@ -5,8 +5,10 @@
  * and drops the key when the reply says idle) and checks the promises every algorithm's reply makes, here
  * on pseudo-random parameter sets in both refill modes and in keys that switch between them. This file
  * brings what is the token bucket's own: scripted tables with every reply field (continuous exactness,
- * INTERVAL's whole chunks counted from the anchor), no drift over a million calls, extreme rates and
- * counts, parameter and mode changes, time going backwards, and the cell layout. */
+ * INTERVAL's whole chunks counted from the anchor), REFUND and ATMOST in both modes (a refund keeps the
+ * fraction held and the INTERVAL anchor; ATMOST takes the whole tokens there), no drift over a million
+ * calls, extreme rates and counts, parameter and mode changes, time going backwards, and the cell
+ * layout. The generic runs issue refunds and ATMOST requests too (promise_plan.options). */
 #define RNG_SEED 0xb7e151628aed2a6bULL
 #include "alg_checks.h"
 #include "../algorithms/token.h"
@@ -65,6 +67,108 @@ static void test_tables(void) {
     RUN_TABLE(&l, T0, chunks);
 }
 
+/* REFUND and ATMOST. Every row spells out granted: the cost when a plain request is allowed, what ATMOST
+ * took, 0 for a refund. */
+#define R RL_F_REFUND
+#define A RL_F_ATMOST
+#define I RL_F_INTERVAL
+#define BIG RL_MAX_COUNT
+
+/* Capacity 10, 5 per 1000 ms (one per 200 ms), continuous: a refund adds whole tokens to the exact
+ * fraction held, capped at the capacity. */
+static const row_g refund_cont[] = {
+    {0, 10, 0, 1, 0, -1, 2000, 0, 10},
+    {0, 3, R, 1, 3, -1, 1400, 0, 0},
+    {100 * MS, 0, R, 1, 3, -1, 1300, 0, 0},    /* 3.5 tokens: a refund of 0 changes nothing */
+    {100 * MS, 4, R, 1, 7, -1, 500, 0, 0},     /* 7.5: the half token is kept */
+    {100 * MS, 100, R, 1, 10, -1, 0, 0, 0},    /* more than was consumed: full, idle (the key goes) */
+    {100 * MS, 5, R, 1, 10, -1, 0, 0, 0},      /* on a full (new) bucket: nothing */
+    {200 * MS, 10, 0, 1, 0, -1, 2000, 0, 10},
+    {200 * MS, 2, R | RL_F_DRYRUN, 1, 2, -1, 1600, 0, 0},
+    {200 * MS, 0, 0, 1, 0, -1, 2000, 0, 0},    /* the DRYRUN refund stored nothing */
+    {50 * MS, 1, R, 1, 0, -1, 1950, 0, 0},     /* clock 150 ms back: -0.75 + 1 = 0.25 tokens */
+    {200 * MS, 0, 0, 1, 1, -1, 1800, 0, 0},    /* back at 200 ms: 1 token, as a refund at 200 ms gives */
+};
+
+/* INTERVAL, capacity 5, chunks of 2 every 1000 ms: whole tokens back, the anchor kept (the chunk in
+ * progress arrives on time). */
+static const row_g refund_interval[] = {
+    {0, 5, I, 1, 0, -1, 3000, 0, 5},
+    {500 * MS, 1, I | R, 1, 1, -1, 1500, 0, 0},  /* 2 chunks from full now, not 3 */
+    {1000 * MS, 0, I, 1, 3, -1, 1000, 0, 0},     /* the chunk at anchor + 1000 ms came */
+    {1000 * MS, 1, I | R, 1, 4, -1, 1000, 0, 0},
+    {1500 * MS, 9, I | R, 1, 5, -1, 0, 0, 0},    /* capped: full, idle */
+    {1500 * MS, 2, I, 1, 3, -1, 1000, 0, 2},     /* a new bucket: anchored at 1500 ms */
+    {2499 * MS, 0, I | R, 1, 3, -1, 1, 0, 0},
+    {2500 * MS, 3, I | R, 1, 5, -1, 0, 0, 0},    /* full by its chunk already: nothing to add */
+};
+
+/* ATMOST, continuous (capacity 10, one token per 200 ms): what is there, up to n; 1 token's wait when
+ * nothing is. A cost above the capacity is no longer "never". */
+static const row_g atmost_cont[] = {
+    {0, 7, A, 1, 3, -1, 1400, 0, 7},
+    {0, 5, A, 1, 0, -1, 2000, 0, 3},           /* only 3 left: granted 3 */
+    {0, 5, A, 0, 0, 200, 2000, 0, 0},          /* nothing: retry when 1 token is there */
+    {100 * MS, 0, A, 1, 0, -1, 1900, 0, 0},    /* COST 0: a peek */
+    {199 * MS, 1, A, 0, 0, 1, 1801, 0, 0},     /* 0.995 tokens */
+    {300 * MS, 20, A, 1, 0, -1, 1900, 0, 1},   /* 1.5 tokens: 1 taken, the half kept */
+    {300 * MS, 20, 0, 0, 0, -1, 1900, 0, 0},   /* the plain request: never */
+    {2300 * MS, 20, A, 1, 0, -1, 2000, 0, 10}, /* full again: all of it */
+};
+
+/* ATMOST with INTERVAL (capacity 5, 2 per 1000 ms). */
+static const row_g atmost_interval[] = {
+    {0, 3, I | A, 1, 2, -1, 2000, 0, 3},
+    {0, 4, I | A, 1, 0, -1, 3000, 0, 2},
+    {999 * MS, 2, I | A, 0, 0, 1, 2001, 0, 0},
+    {1000 * MS, 9, I | A, 1, 0, -1, 3000, 0, 2}, /* the chunk: all 2 */
+    {1000 * MS, 0, I | A, 1, 0, -1, 3000, 0, 0},
+};
+
+/* Capacity 10^12, 10^9 per second (one per ns): counts near the top of the range. */
+static const row_g refund_atmost_huge[] = {
+    {0, BIG, 0, 1, 0, -1, 1000000, 0, BIG},
+    {MS, BIG, A, 1, 0, -1, 1000000, 0, 1000000},  /* 10^6 came in 1 ms */
+    {MS, BIG, R, 1, BIG, -1, 0, 0, 0},
+    {MS, BIG - 1, 0, 1, 1, -1, 1000000, 0, BIG - 1},
+    {MS, BIG - 2, R, 1, BIG - 1, -1, 1, 0, 0},    /* 1 ns from full */
+    {MS, BIG, A, 1, 0, -1, 1000000, 0, BIG - 1},
+    {MS, BIG, A, 0, 0, 1, 1000000, 0, 0},
+};
+
+static void test_refund_atmost_tables(void) {
+    limiter l = new_token(10, 5, 1000);
+    RUN_TABLE_G(&l, T0, refund_cont);
+    l = new_token(5, 2, 1000);
+    RUN_TABLE_G(&l, T0, refund_interval);
+    l = new_token(10, 5, 1000);
+    RUN_TABLE_G(&l, T0, atmost_cont);
+    l = new_token(5, 2, 1000);
+    RUN_TABLE_G(&l, T0, atmost_interval);
+    l = new_token(BIG, 1000000000, 1000);
+    RUN_TABLE_G(&l, T0, refund_atmost_huge);
+
+    /* The longest refill accepted, at the end of the clock's range: 1 token per ms, or chunks of 10^12
+     * every 10^12 ms. */
+    limiter e = new_token(BIG, BIG, RL_MAX_PERIOD_MS);
+    int64_t late = RL_MAX_TIME_US - 1;
+    CHECK_EQ(call(&e, late, BIG, 0).reset_after_ms, RL_MAX_PERIOD_MS);
+    rl_reply r = call(&e, late, BIG - 1, R);
+    CHECK_EQ(r.remaining, BIG - 1);
+    CHECK_EQ(r.reset_after_ms, 1);
+    r = call(&e, late, BIG, A);
+    CHECK_EQ(r.granted, BIG - 1);
+    CHECK_EQ(r.reset_after_ms, RL_MAX_PERIOD_MS);
+    r = call(&e, late, BIG, A | I);
+    CHECK_EQ(r.allowed, 0);
+    CHECK_EQ(r.retry_after_ms, RL_MAX_PERIOD_MS); /* switched with 0 whole tokens: a whole period */
+}
+
+#undef R
+#undef A
+#undef I
+#undef BIG
+
 /* --- generic promises, on pseudo-random parameters -------------------------------------------------- */
 
 /* Small numbers, where rounding shows: capacity up to 50, up to 20 tokens per period of up to 5 s, each
@@ -111,16 +215,17 @@ static int64_t random_gap(const limiter *l) {
     }
 }
 
-/* A token bucket never delays an admitted request. */
-static void check_no_wait(const limiter *before, int64_t now, int64_t cost, uint32_t flags,
-                          const rl_reply *r) {
-    (void)before, (void)now, (void)cost, (void)flags;
+/* A token bucket never delays an admitted request, and a refund gives back whole tokens one for one
+ * (in both modes: continuous keeps the fraction it holds). */
+static void check_token_own(const limiter *before, int64_t now, int64_t cost, uint32_t flags,
+                            const rl_reply *r) {
     CHECK_EQ(r->wait_ms, 0);
+    check_refund_exact(before, now, cost, flags, r);
 }
 
 static void test_generic(void) {
-    const promise_plan plan = {1500, 40, T0, RL_F_INTERVAL, random_token, random_gap, random_flags,
-                               check_no_wait};
+    const promise_plan plan = {1500, 40, T0, RL_F_INTERVAL, RL_F_REFUND | RL_F_ATMOST, random_token, random_gap,
+                               random_flags, check_token_own};
     check_promises(&plan);
 }
 
@@ -241,6 +346,7 @@ static void test_cell_valid(void) {
 
 int main(void) {
     test_tables();
+    test_refund_atmost_tables();
     test_generic();
     test_clock_back_sequences();
     test_no_drift();

@@ -3,9 +3,11 @@
  * The harness in alg_checks.h plays the module (it keeps the cell between calls, stores it unless DRYRUN
  * and drops the key when the reply says idle) and checks the promises every algorithm's reply makes. This
  * file brings what is the window counters' own: scripted tables of both modes with every reply field
- * (boundaries, a clock stepping back, resizes, the extremes), the cell's packing and "idle is new" across
- * modes, the parameter space and gaps for the pseudo-random runs of the generic promises, and long
- * steady runs compared with a naive model that keeps every window's count in an array. */
+ * (boundaries, a clock stepping back, resizes, the extremes), REFUND and ATMOST tables in both modes
+ * (the previous count after a roll-over, a fractional estimate, 10^12), the cell's packing and "idle is
+ * new" across modes, the parameter space and gaps for the pseudo-random runs of the generic promises
+ * (refunds and ATMOST included), and long steady runs compared with a naive model that keeps every
+ * window's count in an array. */
 #include <stdlib.h>
 
 #define RNG_SEED 0x243f6a8885a308d3ULL
@@ -118,6 +120,84 @@ static void test_tables(void) {
     RUN_TABLE(&l, RL_MAX_TIME_US - 1000, huge);
 }
 
+/* REFUND and ATMOST; every row spells out granted. */
+#define R RL_F_REFUND
+#define A RL_F_ATMOST
+#define F RL_F_FIXED
+
+/* Sliding, 10 per minute. A refund comes off the current window's count, then off the previous one's,
+ * where each unit weighs (W - e) / W. ATMOST takes the whole units the weighted estimate leaves. */
+static const row_g sliding_options[] = {
+    {10 * SEC, 8, 0, 1, 2, -1, 110000, 0, 8},
+    {20 * SEC, 3, R, 1, 5, -1, 100000, 0, 0},
+    {20 * SEC, 0, R, 1, 5, -1, 100000, 0, 0},    /* a refund of 0 changes nothing */
+    {75 * SEC, 1, 0, 1, 5, -1, 105000, 0, 1},    /* next window: 5 * 45/60 + 1 = 4.75 */
+    {75 * SEC, 3, R, 1, 7, -1, 45000, 0, 0},     /* 1 off this window, 2 off the last: 3 * 45/60 = 2.25 */
+    {90 * SEC, 10, 0, 0, 8, 30000, 30000, 0, 0}, /* 3 * 30/60 = 1.5: 8 fit, not 10 */
+    {90 * SEC, 10, A, 1, 0, -1, 90000, 0, 8},    /* ATMOST: 8 of 10 (1.5 + 8 <= 10 < 1.5 + 9) */
+    {90 * SEC, 1, A, 0, 0, 10000, 90000, 0, 0},  /* nothing left: 1 fits at e = 40 s (3 * 20/60 + 9) */
+    {100 * SEC, 5, A, 1, 0, -1, 80000, 0, 1},
+    {100 * SEC, 0, A, 1, 0, -1, 80000, 0, 0},    /* COST 0: a peek */
+    {130 * SEC, 4, R, 1, 5, -1, 50000, 0, 0},    /* roll-over: 9 last window, 0 now: 5 * 50/60 */
+    {130 * SEC, 100, R, 1, 10, -1, 0, 0, 0},     /* more than was counted: idle */
+    {130 * SEC, 7, R, 1, 10, -1, 0, 0, 0},       /* on a new limiter: nothing */
+    {130 * SEC, 11, A, 1, 0, -1, 110000, 0, 10}, /* above the limit: all 10 */
+    {130 * SEC, 11, 0, 0, 0, -1, 110000, 0, 0},  /* the plain request: never */
+};
+
+/* Fixed windows of 1 s, limit 3. A FIXED refund gives back the current window's count only: once that is
+ * 0 the key is idle, so what came off the previous count (which FIXED never reads) is gone with it. */
+static const row_g fixed_options[] = {
+    {999 * MS, 3, F, 1, 0, -1, 1, 0, 3},
+    {1000 * MS, 2, F, 1, 1, -1, 1000, 0, 2},
+    {1000 * MS, 5, F | R, 1, 3, -1, 0, 0, 0},     /* 2 off this window: 0, idle */
+    {1500 * MS, 2, F, 1, 1, -1, 500, 0, 2},
+    {1500 * MS, 1, F | R, 1, 2, -1, 500, 0, 0},
+    {1500 * MS, 3, F | A, 1, 0, -1, 500, 0, 2},
+    {1500 * MS, 2, F | A, 0, 0, 500, 500, 0, 0},  /* nothing until the window ends */
+    {1600 * MS, 0, F | A, 1, 0, -1, 400, 0, 0},
+    {2000 * MS, 5, F | A, 1, 0, -1, 1000, 0, 3},  /* new window: all 3 */
+    {2000 * MS, 1, F | R | RL_F_DRYRUN, 1, 1, -1, 1000, 0, 0},
+    {2000 * MS, 0, F, 1, 0, -1, 1000, 0, 0},      /* the DRYRUN refund stored nothing */
+};
+
+/* A SLIDING write, then a FIXED refund in the next window: FIXED reads 0 in its window, so the refund
+ * leaves it idle (the key goes, as a FIXED COST 0 would do), and a SLIDING read after it is new. */
+static const row_g fixed_refund_after_sliding[] = {
+    {500 * MS, 2, 0, 1, 1, -1, 1500, 0, 2},
+    {1500 * MS, 0, 0, 1, 2, -1, 500, 0, 0},       /* 2 * 500/1000 = 1 */
+    {1500 * MS, 1, F | R, 1, 3, -1, 0, 0, 0},
+    {1500 * MS, 0, 0, 1, 3, -1, 0, 0, 0},
+};
+
+/* Limit 10^12 per 10^12 ms, near the end of the clock's range: a window [69, 70) * 10^12 ms full, then a
+ * third into the next one (e = 333333333333 ms), where it weighs 2/3. */
+#define BIG_E 333333333333LL
+static const row_g huge_options[] = {
+    {0, BIG, 0, 1, 0, -1, 2 * BIG, 0, BIG},
+    {(BIG + BIG_E) * MS, BIG, A, 1, 0, -1, 2 * BIG - BIG_E, 0, BIG_E},
+    /* BIG - 1: all 333333333333 of this window, 666666666666 of the last, which keeps 333333333334:
+     * 333333333334 * (10^12 - e) / 10^12 = 222222222222.44, so 777777777777 fit. */
+    {(BIG + BIG_E) * MS, BIG - 1, R, 1, 777777777777LL, -1, BIG - BIG_E, 0, 0},
+    {(BIG + BIG_E) * MS, BIG, A, 1, 0, -1, 2 * BIG - BIG_E, 0, 777777777777LL},
+    /* FIXED reads this window's count alone: 10^12 - 777777777777 left. */
+    {(BIG + BIG_E) * MS, BIG, A | F, 1, 0, -1, BIG - BIG_E, 0, 222222222223LL},
+};
+
+static void test_option_tables(void) {
+    limiter l = new_window(10, 60000);
+    RUN_TABLE_G(&l, BASE_US, sliding_options);
+    l = new_window(3, 1000);
+    RUN_TABLE_G(&l, BASE_US, fixed_options);
+    l = new_window(3, 1000);
+    RUN_TABLE_G(&l, BASE_US, fixed_refund_after_sliding);
+    l = new_window(BIG, BIG);
+    RUN_TABLE_G(&l, 69 * BIG * MS, huge_options);
+}
+#undef R
+#undef A
+#undef F
+
 /* --- cells ------------------------------------------------------------------------------------------ */
 
 static void test_cells(void) {
@@ -196,17 +276,18 @@ static int64_t random_gap(const limiter *l) {
     }
 }
 
-/* A window never delays an admitted request. */
-static void check_no_wait(const limiter *before, int64_t now, int64_t cost, uint32_t flags,
-                          const rl_reply *r) {
-    (void)before, (void)now, (void)cost, (void)flags;
+/* A window never delays an admitted request. A FIXED refund gives back units one for one (SLIDING: the
+ * previous window's count weighs less than one each, see the generic bounds and the tables). */
+static void check_window_own(const limiter *before, int64_t now, int64_t cost, uint32_t flags,
+                             const rl_reply *r) {
     CHECK_EQ(r->wait_ms, 0);
+    if (flags & RL_F_FIXED) check_refund_exact(before, now, cost, flags, r);
 }
 
 static void test_generic(void) {
     /* SLIDING is the default: only FIXED reads the cell another way. */
-    const promise_plan plan = {800, 40, BASE_US, RL_F_FIXED, random_window, random_gap, random_flags,
-                               check_no_wait};
+    const promise_plan plan = {800, 40, BASE_US, RL_F_FIXED, RL_F_REFUND | RL_F_ATMOST, random_window, random_gap,
+                               random_flags, check_window_own};
     check_promises(&plan);
 }
 
@@ -280,6 +361,7 @@ static void test_steady_runs(void) {
 
 int main(void) {
     test_tables();
+    test_option_tables();
     test_cells();
     test_generic();
     test_clock_back_sequences();

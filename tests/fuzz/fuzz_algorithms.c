@@ -16,12 +16,17 @@
  * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (read the
  * newest limit + 1 in the window, keep plan.keep of them, add plan.add at plan.at_us).
  *
+ * A cell request is now and then (ctl bit 0x80) a REFUND (every cell limiter) or an ATMOST (RL.TOKEN,
+ * RL.WINDOW) of the step's cost.
+ *
  * Invariants checked on every step (abort() with the values on violation):
  *   reply:  allowed is 0 or 1; limit == params[0]; 0 <= remaining <= limit; retry_after_ms == -1 when
- *           allowed, and >= 1 when denied with cost <= limit; cost > limit is denied with retry -1;
- *           reset_after_us >= 0 and not saturated; reset_after_ms == ceil(reset_after_us / 1000);
- *           wait_ms >= 0, 0 when denied, with NODELAY, and for every algorithm but RL.LEAKY, and at most
- *           reset_after_ms.
+ *           allowed, and >= 1 when denied with cost <= limit (or with ATMOST); a plain cost > limit is
+ *           denied with retry -1; reset_after_us >= 0 and not saturated; reset_after_ms ==
+ *           ceil(reset_after_us / 1000); wait_ms >= 0, 0 when denied, with NODELAY, for a refund, and for
+ *           every algorithm but RL.LEAKY, and at most reset_after_ms. Cells: granted == cost when a plain
+ *           request is allowed, else 0; 0 for a refund; with ATMOST, 0..min(cost, limit), >= 1 exactly
+ *           when allowed (COST 0: 0).
  *   cell:   the stored cell passes cell_valid whenever reset_after_ms > 0; deciding twice on copies gives
  *           the same reply and cell (every reply field written: the copies start from different garbage);
  *           the same request with DRYRUN set gives the same reply and cell; a new limiter (exists 0)
@@ -34,6 +39,16 @@
  *           remaining + 1 is denied.
  *   clock:  a request denied now is denied at any earlier time on the same state ("the clock going
  *           backwards never grants extra").
+ *   refund: always allowed; with W the remaining of a plain COST 0 on the state before (same mode),
+ *           W <= remaining <= min(limit, W + n), exactly min(limit, W + n) for the buckets and FIXED when
+ *           that COST 0 was allowed; reset_after_us never above the COST 0's; a refund of 0 (or on a new
+ *           limiter) changes nothing; two refunds at once (split by the input) leave the same state as one
+ *           of their sum; later on, never less room than without it; when the key keeps its mode, a refund
+ *           at an earlier clock leaves no more room now than the refund now.
+ *   atmost: COST 0 is exactly COST 0; COST n grants g = min(n, W) and is exactly the plain request of
+ *           COST max(1, g) (reply, granted included, and cell); nothing remains when g < n.
+ *   undo:   a refund of what an admitted request was granted, right after it, restores the state a
+ *           COST 0 would have left (its COST 0 reply, and the cell).
  *   slidinglog: plan.at_us == max(now, newest entry read) (the log's clock never runs back); plan.keep +
  *           plan.add <= limit + 1; 0 <= keep <= c (the entries read still in the window at at_us), keep ==
  *           min(c, limit + 1 - add); add == min(cost, limit + 1) (so <= cost); remaining == max(0, limit -
@@ -86,9 +101,9 @@ static struct {
 
 static void print_reply(const char *what, const rl_reply *r) {
     fprintf(stderr, "  %s: allowed %lld limit %lld remaining %lld retry_after_ms %lld reset_after_ms %lld wait_ms %lld "
-                    "reset_after_us %lld\n",
+                    "granted %lld reset_after_us %lld\n",
             what, (long long)r->allowed, (long long)r->limit, (long long)r->remaining, (long long)r->retry_after_ms,
-            (long long)r->reset_after_ms, (long long)r->wait_ms, (long long)r->reset_after_us);
+            (long long)r->reset_after_ms, (long long)r->wait_ms, (long long)r->granted, (long long)r->reset_after_us);
 }
 
 static void dump_context(void) {
@@ -246,8 +261,11 @@ static int64_t pick_cost(input *in, int kind, int64_t limit, int64_t max_cost, i
 
 /* --- common reply checks ---------------------------------------------------------------------------- */
 
+#define OPTIONS (RL_F_REFUND | RL_F_ATMOST)
+
 static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
     int64_t limit = limit_of(fam, req->params);
+    int refund = (req->flags & RL_F_REFUND) != 0, atmost = !refund && (req->flags & RL_F_ATMOST);
     REQUIRE(r->allowed == 0 || r->allowed == 1, "allowed = %lld", (long long)r->allowed);
     REQUIRE(r->limit == limit, "limit = %lld, expected %lld", (long long)r->limit, (long long)limit);
     REQUIRE(r->remaining >= 0 && r->remaining <= r->limit, "remaining = %lld, limit %lld", (long long)r->remaining,
@@ -257,7 +275,9 @@ static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
     else
         REQUIRE(r->retry_after_ms == -1 || r->retry_after_ms >= 1, "denied with retry_after_ms %lld",
                 (long long)r->retry_after_ms);
-    if (req->cost > limit)
+    if (refund)
+        REQUIRE(r->allowed == 1, "refund denied");
+    else if (req->cost > limit && !atmost)
         REQUIRE(!r->allowed && r->retry_after_ms == -1, "cost %lld > limit %lld: allowed %lld retry %lld",
                 (long long)req->cost, (long long)limit, (long long)r->allowed, (long long)r->retry_after_ms);
     else if (!r->allowed)
@@ -270,16 +290,41 @@ static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
     REQUIRE(r->reset_after_ms == ceil_ms, "reset_after_ms %lld != ceil(reset_after_us %lld / 1000) = %lld",
             (long long)r->reset_after_ms, (long long)r->reset_after_us, (long long)ceil_ms);
     REQUIRE(r->wait_ms >= 0, "wait_ms = %lld", (long long)r->wait_ms);
-    if (fam != FAM_LEAKY || (req->flags & RL_F_NODELAY) || !r->allowed)
+    if (fam != FAM_LEAKY || (req->flags & RL_F_NODELAY) || !r->allowed || refund)
         REQUIRE(r->wait_ms == 0, "wait_ms = %lld (%s, flags 0x%x, allowed %lld)", (long long)r->wait_ms,
                 fam_names[fam], req->flags, (long long)r->allowed);
     REQUIRE(r->wait_ms <= r->reset_after_ms, "wait_ms %lld > reset_after_ms %lld", (long long)r->wait_ms,
             (long long)r->reset_after_ms);
+    if (fam == FAM_SLOG) return; /* the log does not fill granted */
+    if (refund) {
+        REQUIRE(r->granted == 0, "refund with granted %lld", (long long)r->granted);
+    } else if (atmost) {
+        REQUIRE(r->granted >= 0 && r->granted <= req->cost && r->granted <= limit,
+                "ATMOST COST %lld granted %lld (limit %lld)", (long long)req->cost, (long long)r->granted,
+                (long long)limit);
+        if (req->cost > 0)
+            REQUIRE(r->allowed == (r->granted >= 1), "ATMOST: allowed %lld with granted %lld", (long long)r->allowed,
+                    (long long)r->granted);
+        else
+            REQUIRE(r->granted == 0, "ATMOST COST 0 granted %lld", (long long)r->granted);
+    } else {
+        REQUIRE(r->granted == (r->allowed ? req->cost : 0), "granted %lld, allowed %lld, cost %lld",
+                (long long)r->granted, (long long)r->allowed, (long long)req->cost);
+    }
 }
 
 static void fill_garbage(rl_reply *r, uint8_t byte) { memset(r, byte, sizeof *r); }
 
-static int same_reply(const rl_reply *a, const rl_reply *b) { return memcmp(a, b, sizeof *a) == 0; }
+/* The fields of the common contract. granted is left out: the sliding log does not fill it (it has no
+ * ATMOST); the cell algorithms do, and are compared with same_cell_reply. */
+static int same_reply(const rl_reply *a, const rl_reply *b) {
+    return a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
+           a->retry_after_ms == b->retry_after_ms && a->reset_after_ms == b->reset_after_ms &&
+           a->wait_ms == b->wait_ms && a->reset_after_us == b->reset_after_us;
+}
+
+/* Every field, granted included. */
+static int same_cell_reply(const rl_reply *a, const rl_reply *b) { return memcmp(a, b, sizeof *a) == 0; }
 
 /* --- cell limiters ---------------------------------------------------------------------------------- */
 
@@ -295,6 +340,149 @@ static rl_reply cell_decide(const rl_algorithm *alg, const rl_request *req, rl_c
 static rl_reply cell_probe(const rl_algorithm *alg, const rl_request *req, const rl_cell *cell, int exists) {
     rl_cell copy = *cell;
     return cell_decide(alg, req, &copy, exists, 0x77);
+}
+
+/* A call as the stand-in makes it: decide, keep the cell unless DRYRUN, forget it when idle. */
+static rl_reply cell_apply(const rl_algorithm *alg, const rl_request *req, rl_cell *cell, int *exists) {
+    rl_cell c = *cell;
+    rl_reply r = cell_decide(alg, req, &c, *exists, 0x66);
+    if (!(req->flags & RL_F_DRYRUN)) {
+        *exists = r.reset_after_ms > 0;
+        *cell = c;
+    }
+    return r;
+}
+
+/* The request at another time, cost and flags. */
+static rl_request req_at(const rl_request *req, int64_t now_us, int64_t cost, uint32_t flags) {
+    rl_request q = *req;
+    q.now_us = now_us;
+    q.cost = cost;
+    q.flags = flags;
+    return q;
+}
+
+/* The stored cell is read in the request's mode (a mode switch rewrites the state when it is made). */
+static int same_mode(int fam, const rl_cell *cell, int exists, uint32_t flags) {
+    if (!exists) return 1;
+    switch (fam) {
+    case FAM_TOKEN: return !(cell->w[1] & RL_TOKEN_INTERVAL_BIT) == !(flags & RL_F_INTERVAL);
+    case FAM_WINDOW: return rl_window_unpack(cell).fixed == !!(flags & RL_F_FIXED);
+    default: return 1;
+    }
+}
+
+/* REFUND, ATMOST and undo (see the header), around the step that took (pre, pre_exists) to the reply r1
+ * and the cell c1. */
+static void check_options_step(int fam, const rl_algorithm *alg, const rl_request *req, const rl_cell *pre,
+                               int pre_exists, const rl_reply *r1, const rl_cell *c1, uint8_t probe_byte) {
+    int64_t limit = limit_of(fam, req->params), n = req->cost, now = req->now_us;
+    uint32_t plain = req->flags & ~(uint32_t)(OPTIONS | RL_F_DRYRUN);
+    int refund = (req->flags & RL_F_REFUND) != 0, atmost = !refund && (req->flags & RL_F_ATMOST);
+
+    /* What a plain COST 0 reads on the state before, and leaves. */
+    rl_cell without = *pre;
+    int without_exists = pre_exists;
+    rl_request peek = req_at(req, now, 0, plain);
+    ctx.probe = "plain COST 0 on the state before";
+    rl_reply was = cell_apply(alg, &peek, &without, &without_exists);
+
+    if (refund) {
+        rl_i128 most = (rl_i128)was.remaining + n;
+        if (most > limit) most = limit;
+        REQUIRE(r1->retry_after_ms == -1 && r1->wait_ms == 0, "refund: retry %lld wait %lld",
+                (long long)r1->retry_after_ms, (long long)r1->wait_ms);
+        REQUIRE(r1->remaining >= was.remaining && r1->remaining <= most,
+                "refund %lld: remaining %lld, a COST 0 says %lld", (long long)n, (long long)r1->remaining,
+                (long long)was.remaining);
+        if (was.allowed && (fam != FAM_WINDOW || (req->flags & RL_F_FIXED)))
+            REQUIRE(r1->remaining == most, "refund %lld: remaining %lld, expected min(limit, %lld + n)", (long long)n,
+                    (long long)r1->remaining, (long long)was.remaining);
+        REQUIRE(r1->reset_after_us <= was.reset_after_us, "refund: reset_after_us %lld above the COST 0's %lld",
+                (long long)r1->reset_after_us, (long long)was.reset_after_us);
+        if (n == 0 || !pre_exists) {
+            REQUIRE(r1->remaining == was.remaining && r1->reset_after_us == was.reset_after_us,
+                    "a refund of 0 (or on a new limiter) changed something");
+            if (r1->reset_after_ms > 0)
+                REQUIRE(without_exists && c1->w[0] == without.w[0] && c1->w[1] == without.w[1],
+                        "a refund of 0 stores another cell than COST 0");
+        }
+        if (!pre_exists) REQUIRE(r1->reset_after_ms == 0, "a refund on a new limiter is not idle");
+
+        /* Split in two at once: the same state. */
+        int64_t part = (int64_t)((rl_i128)n * probe_byte / 255);
+        rl_cell two = *pre;
+        int two_exists = pre_exists;
+        rl_request q = req_at(req, now, part, req->flags & ~(uint32_t)RL_F_DRYRUN);
+        cell_apply(alg, &q, &two, &two_exists);
+        q.cost = n - part;
+        ctx.probe = "the refund in two parts";
+        rl_reply second = cell_apply(alg, &q, &two, &two_exists);
+        REQUIRE(same_cell_reply(&second, r1), "two refunds (%lld + %lld) differ from one", (long long)part,
+                (long long)(n - part));
+        if (r1->reset_after_ms > 0)
+            REQUIRE(two.w[0] == c1->w[0] && two.w[1] == c1->w[1], "two refunds store another cell than one");
+
+        /* Later, never less room than without the refund. */
+        int64_t laters[2] = {clamp((rl_i128)now + (rl_i128)was.reset_after_us * probe_byte / 256, 0, TIME_MAX),
+                             clamp((rl_i128)now + 1000 * (rl_i128)(probe_byte + 1), 0, TIME_MAX)};
+        for (int i = 0; i < 2; i++) {
+            rl_request l = req_at(req, laters[i], 0, plain);
+            ctx.probe = "COST 0 later, after the refund and without it";
+            rl_reply a = cell_probe(alg, &l, c1, r1->reset_after_ms > 0);
+            rl_reply b = cell_probe(alg, &l, &without, without_exists);
+            REQUIRE(a.remaining >= b.remaining, "at %lld, %lld remain after the refund, %lld without it",
+                    (long long)laters[i], (long long)a.remaining, (long long)b.remaining);
+        }
+
+        /* The same refund at an earlier clock leaves no more room now. */
+        if (same_mode(fam, pre, pre_exists, req->flags) && now > 0) {
+            int64_t backs[2] = {now - 1, (int64_t)((uint64_t)now * probe_byte / 256)};
+            for (int i = 0; i < 2; i++) {
+                rl_cell early = *pre;
+                int early_exists = pre_exists;
+                rl_request e = req_at(req, backs[i], n, req->flags & ~(uint32_t)RL_F_DRYRUN);
+                cell_apply(alg, &e, &early, &early_exists);
+                ctx.probe = "COST 0 now after the same refund at an earlier clock";
+                rl_reply a = cell_probe(alg, &peek, &early, early_exists);
+                REQUIRE(a.remaining <= r1->remaining, "a refund at %lld leaves %lld now, the refund now %lld",
+                        (long long)backs[i], (long long)a.remaining, (long long)r1->remaining);
+            }
+        }
+    } else if (atmost) {
+        rl_cell pc = *pre;
+        int64_t g = n < was.remaining ? n : was.remaining;
+        rl_request q = req_at(req, now, n == 0 ? 0 : g >= 1 ? g : 1, plain);
+        ctx.probe = "the plain request of what ATMOST grants";
+        rl_reply p = cell_decide(alg, &q, &pc, pre_exists, 0x44);
+        if (!same_cell_reply(&p, r1)) print_reply("plain", &p);
+        REQUIRE(same_cell_reply(&p, r1), "ATMOST COST %lld (W %lld) differs from the plain request of %lld",
+                (long long)n, (long long)was.remaining, (long long)q.cost);
+        if (r1->reset_after_ms > 0)
+            REQUIRE(pc.w[0] == c1->w[0] && pc.w[1] == c1->w[1], "ATMOST stores another cell than the plain request");
+        if (n > 0) REQUIRE(r1->granted == g, "ATMOST COST %lld granted %lld, W %lld", (long long)n,
+                           (long long)r1->granted, (long long)was.remaining);
+        if (g < n) REQUIRE(r1->remaining == 0, "ATMOST took less than asked but %lld remain", (long long)r1->remaining);
+    }
+
+    /* Undo: a refund of what was granted restores the state a COST 0 would have left. */
+    if (!refund && r1->granted > 0 && fam != FAM_SLOG) {
+        rl_cell u = *c1;
+        int u_exists = r1->reset_after_ms > 0;
+        rl_request q = req_at(req, now, r1->granted, plain | RL_F_REFUND);
+        cell_apply(alg, &q, &u, &u_exists);
+        ctx.probe = "COST 0 after a refund of what was granted";
+        rl_reply a = cell_probe(alg, &peek, &u, u_exists);
+        if (!same_cell_reply(&a, &was)) {
+            print_reply("undone", &a);
+            print_reply("COST 0 before", &was);
+        }
+        REQUIRE(same_cell_reply(&a, &was), "a refund of the %lld granted does not restore the state",
+                (long long)r1->granted);
+        REQUIRE(u_exists == without_exists, "undo: exists %d, a COST 0 leaves %d", u_exists, without_exists);
+        if (u_exists) REQUIRE(u.w[0] == without.w[0] && u.w[1] == without.w[1], "undo: another cell");
+    }
+    ctx.probe = NULL;
 }
 
 /* Fold 16 bytes into a cell the algorithm accepts. */
@@ -333,14 +521,14 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
     rl_reply r2 = cell_decide(alg, req, &c2, pre_exists, 0x22);
     ctx.reply = r1;
     ctx.have_reply = 1;
-    REQUIRE(same_reply(&r1, &r2), "two decisions on copies differ (or a reply field is left unwritten)");
+    REQUIRE(same_cell_reply(&r1, &r2), "two decisions on copies differ (or a reply field is left unwritten)");
     REQUIRE(c1.w[0] == c2.w[0] && c1.w[1] == c2.w[1], "two decisions on copies store different cells");
 
     /* DRYRUN is the module's business: the decision with and without it is the same. */
     rl_request dry = *req;
     dry.flags ^= RL_F_DRYRUN;
     rl_reply r3 = cell_decide(alg, &dry, &c3, pre_exists, 0x33);
-    REQUIRE(same_reply(&r1, &r3), "DRYRUN changes the reply");
+    REQUIRE(same_cell_reply(&r1, &r3), "DRYRUN changes the reply");
     REQUIRE(c1.w[0] == c3.w[0] && c1.w[1] == c3.w[1], "DRYRUN changes the cell");
 
     check_reply(fam, req, &r1);
@@ -354,12 +542,14 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
         rl_cell z = {{0, 0}};
         rl_reply rg = cell_decide(alg, req, &g, 0, 0x44);
         rl_reply rz = cell_decide(alg, req, &z, 0, 0x55);
-        REQUIRE(same_reply(&r1, &rg) && same_reply(&r1, &rz), "a new limiter's reply depends on the cell's bytes");
+        REQUIRE(same_cell_reply(&r1, &rg) && same_cell_reply(&r1, &rz),
+                "a new limiter's reply depends on the cell's bytes");
         if (r1.reset_after_ms > 0)
             REQUIRE(g.w[0] == c1.w[0] && g.w[1] == c1.w[1] && z.w[0] == c1.w[0] && z.w[1] == c1.w[1],
                     "a new limiter's stored cell depends on the cell's bytes");
-        REQUIRE(r1.allowed == (req->cost <= limit), "new limiter: cost %lld, limit %lld, allowed %lld",
-                (long long)req->cost, (long long)limit, (long long)r1.allowed);
+        int want = (req->flags & OPTIONS) ? 1 : req->cost <= limit; /* ATMOST: something is there */
+        REQUIRE(r1.allowed == want, "new limiter: cost %lld, limit %lld, flags 0x%x, allowed %lld",
+                (long long)req->cost, (long long)limit, req->flags, (long long)r1.allowed);
     }
 
     /* The state the step leaves (stored unless DRYRUN); an idle one is a new one. */
@@ -367,9 +557,10 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
     int st_exists = r1.reset_after_ms > 0;
     const int64_t now = req->now_us;
 
-    /* remaining is exact. */
+    /* remaining is exact (plain requests of the same mode). */
     if (req->cost <= RL_MAX_COUNT) {
         rl_request q = *req;
+        q.flags &= ~(uint32_t)OPTIONS;
         if (r1.remaining >= 1) {
             q.cost = r1.remaining;
             ctx.probe = "cost = remaining, same time";
@@ -404,6 +595,7 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
     if (r1.reset_after_ms >= 1) {
         rl_request peek = *req;
         peek.cost = 0;
+        peek.flags &= ~(uint32_t)OPTIONS;
         rl_i128 t1 = (rl_i128)now + (rl_i128)r1.reset_after_ms * 1000;
         if (t1 <= TIME_MAX) {
             peek.now_us = (int64_t)t1;
@@ -426,12 +618,13 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
                                        : "same request in another mode once idle, stored vs new";
                     rl_reply a = cell_probe(alg, &q, &st, st_exists);
                     rl_reply b = cell_probe(alg, &q, &st, 0);
-                    if (!same_reply(&a, &b)) {
+                    if (!same_cell_reply(&a, &b)) {
                         fprintf(stderr, "  probe flags 0x%x at %lld\n", q.flags, (long long)q.now_us);
                         print_reply("idle limiter", &a);
                         print_reply("new limiter", &b);
                     }
-                    REQUIRE(same_reply(&a, &b), "an idle limiter (at %lld, flags 0x%x) answers differently from a new one",
+                    REQUIRE(same_cell_reply(&a, &b),
+                            "an idle limiter (at %lld, flags 0x%x) answers differently from a new one",
                             (long long)q.now_us, q.flags);
                 }
             }
@@ -456,6 +649,8 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
         }
     }
     ctx.probe = NULL;
+
+    check_options_step(fam, alg, req, pre, pre_exists, &r1, &c1, probe_byte);
 
     *post = c1;
     *out = r1;
@@ -499,7 +694,11 @@ static int run_cells(input *in, int fam) {
         if (ctl & 0x10) mode = pick_mode(fam, in_u8(in));
         now = next_time(in, ctl & 7, now, &last, fam == FAM_WINDOW ? params[1] : params[2]);
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, COST_SLACK, &last);
-        uint32_t flags = mode | (ctl & 0x08 ? RL_F_DRYRUN : 0) | (cost != 1 ? RL_F_COST : 0);
+        uint32_t flags = mode | (ctl & 0x08 ? RL_F_DRYRUN : 0);
+        if (ctl & 0x80) /* REFUND n takes COST's place; ATMOST goes with COST */
+            flags |= fam == FAM_LEAKY || (aux & 0x08) ? RL_F_REFUND : RL_F_ATMOST | RL_F_COST;
+        else if (cost != 1)
+            flags |= RL_F_COST;
         rl_request req = {{params[0], params[1], params[2]}, cost, 0, flags, now};
         REQUIRE(alg->validate(&req, err) == 0, "validated parameters refused: %s", err);
 
