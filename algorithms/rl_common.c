@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 
-const char *const rl_reply_field_names[RL_REPLY_FIELDS] = {
-    "allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "wait_ms",
+const char *const rl_reply_field_names[RL_REPLY_FIELDS + 1] = {
+    "allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "wait_ms", "granted",
 };
 
 void rl_reply_times(rl_reply *reply, rl_i128 retry_us, rl_i128 idle_us) {

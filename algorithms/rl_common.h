@@ -45,7 +45,8 @@ typedef struct rl_reply {
 } rl_reply;
 
 #define RL_REPLY_FIELDS 6
-extern const char *const rl_reply_field_names[RL_REPLY_FIELDS];
+/* The six fields' names, then "granted", the seventh field a reply carries with ATMOST. */
+extern const char *const rl_reply_field_names[RL_REPLY_FIELDS + 1];
 
 /* Request flags: one bit per option given. The common ones are read by every algorithm; each algorithm
  * declares its own options with RL_F_ALG(n) in its header (bits may repeat across algorithms, as each

@@ -114,6 +114,7 @@ void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slo
     reply->allowed = allowed;
     reply->limit = limit;
     reply->wait_ms = 0;
+    reply->granted = allowed ? cost : 0;
     reply->remaining = after.size < limit ? limit - after.size : 0;
 
     /* Every entry kept is in the window at t, so the log empties when the newest leaves it. */

@@ -86,6 +86,11 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
         return -1;
     }
     rl_request *req = &call->req[i];
+    if (req->flags & (RL_F_REFUND | RL_F_ATMOST)) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: REFUND and ATMOST are options of %s alone, not of RL.ALL", i + 1,
+                 lim->syntax->name);
+        return -1;
+    }
     if (!(req->flags & RL_F_COST)) req->cost = whole->cost;
     req->flags |= whole->flags & RL_F_DRYRUN;
     req->now_us = whole->now_us;

@@ -20,7 +20,7 @@ void rl_count(rl_counters *stats, const rl_pending *p) {
     int real = !(p->req->flags & RL_F_DRYRUN);
     stats->admitted += p->reply.allowed != 0;
     stats->denied += p->reply.allowed == 0;
-    if (real && p->reply.allowed) stats->units_admitted += p->req->cost;
+    if (real) stats->units_admitted += p->reply.granted; /* a refund admits none */
     if (real && p->changes && p->creates) stats->keys_created++;
 }
 
@@ -65,7 +65,7 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && p.reply.allowed && p.reply.wait_ms > 0 &&
         rl_can_block(ctx))
         return rl_hold_reply(ctx, &p.reply);
-    return rl_send_reply(ctx, &p.reply);
+    return rl_send_reply(ctx, &p.reply, (req.flags & RL_F_ATMOST) != 0);
 }
 
 /* --- the table, generated from the list ---------------------------------------------------------------

@@ -1,5 +1,6 @@
 /* reply.c -- the one reply of every RL.* command: six integers (RESP2), or a map of the same names for a
- * RESP3 client, so code written against HELLO 3 reads fields by name; RL.ALL's reply wraps one per limit. */
+ * RESP3 client, so code written against HELLO 3 reads fields by name; a seventh, `granted`, with ATMOST;
+ * RL.ALL's reply wraps one per limit. */
 #include "rl_module.h"
 
 static int is_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
@@ -22,19 +23,20 @@ int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_
         RedisModule_ReplyWithSimpleString(ctx, "limits");
         RedisModule_ReplyWithArray(ctx, n);
     }
-    for (int i = 0; i < n; i++) rl_send_reply(ctx, &limits[i]);
+    for (int i = 0; i < n; i++) rl_send_reply(ctx, &limits[i], 0);
     return REDISMODULE_OK;
 }
 
-int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply) {
-    const long long values[RL_REPLY_FIELDS] = {reply->allowed, reply->limit, reply->remaining,
-                                               reply->retry_after_ms, reply->reset_after_ms, reply->wait_ms};
-    int resp3 = is_resp3(ctx);
+int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted) {
+    const long long values[RL_REPLY_FIELDS + 1] = {reply->allowed,        reply->limit,          reply->remaining,
+                                                   reply->retry_after_ms, reply->reset_after_ms, reply->wait_ms,
+                                                   reply->granted};
+    int resp3 = is_resp3(ctx), fields = RL_REPLY_FIELDS + (with_granted != 0);
     if (resp3)
-        RedisModule_ReplyWithMap(ctx, RL_REPLY_FIELDS);
+        RedisModule_ReplyWithMap(ctx, fields);
     else
-        RedisModule_ReplyWithArray(ctx, RL_REPLY_FIELDS);
-    for (int i = 0; i < RL_REPLY_FIELDS; i++) {
+        RedisModule_ReplyWithArray(ctx, fields);
+    for (int i = 0; i < fields; i++) {
         if (resp3) RedisModule_ReplyWithSimpleString(ctx, rl_reply_field_names[i]);
         RedisModule_ReplyWithLongLong(ctx, values[i]);
     }
@@ -57,7 +59,7 @@ static int held_send(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv;
     (void)argc;
     held_reply *held = RedisModule_GetBlockedClientPrivateData(ctx);
-    return rl_send_reply(ctx, &held->reply);
+    return rl_send_reply(ctx, &held->reply, 0);
 }
 
 /* A client that disconnects stops waiting at once (its free callback comes when the timer fires). */

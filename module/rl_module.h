@@ -119,7 +119,8 @@ int rl_stats_register(RedisModuleCtx *ctx);
 void rl_count(rl_counters *stats, const rl_pending *p);
 
 /* reply.c */
-int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply);
+/* The six fields, and `granted` seventh when with_granted (ATMOST). */
+int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted);
 /* RL.ALL's reply: allowed, retry_after_ms, reset_after_ms, then the per-limit replies (RESP3: a map with
  * them under "limits"). */
 int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,

@@ -8,15 +8,21 @@
 
 #define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define OPT_VALUE(name, flag, field, min, max) {name, flag, RL_SLOT(field), min, max, 0}
+#define OPT_VALUE_X(name, flag, field, min, max, conflicts) {name, flag, RL_SLOT(field), min, max, conflicts}
 #define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts}
-#define OPT_COST(max) OPT_VALUE("COST", RL_F_COST, cost, 0, max)
+#define OPT_COST(max) OPT_VALUE_X("COST", RL_F_COST, cost, 0, max, RL_F_REFUND)
+/* REFUND n gives back n units: it fills the cost slot (the algorithm reads it as a refund), so it takes the
+ * place of COST, and admits nothing partially nor holds a reply. */
+#define OPT_REFUND OPT_VALUE_X("REFUND", RL_F_REFUND, cost, 0, RL_MAX_COUNT, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK)
+/* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
+#define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
 
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS}
 
-static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
-                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0)};
+static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0),
+                                               OPT_REFUND, OPT_ATMOST};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
 #define TOKEN_DOCS "Takes tokens from a token bucket, or reports how many it holds.", "O(1)"
@@ -24,21 +30,21 @@ static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
 /* NODELAY admits at once, so there is no wait for BLOCK to hold. */
 static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
                                                OPT_FLAG("NODELAY", RL_F_NODELAY, RL_F_BLOCK),
-                                               OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY)};
+                                               OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND), OPT_REFUND};
 #define LEAKY_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")}
 #define LEAKY_OPTIONS leaky_options
 #define LEAKY_DOCS "Admits a request into a leaky bucket and says how long it waits (or polices it with NODELAY).", "O(1)"
 
 static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
                                                 OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
-                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED)};
+                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED), OPT_REFUND, OPT_ATMOST};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
 #define WINDOW_DOCS "Counts a request in a fixed window or a sliding-window counter.", "O(1)"
 
 /* The sliding log stores one entry per unit of cost, hence its smaller limit and cost. */
 static const rl_option_spec slidinglog_options[] = {
-    OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS)};
+    OPT_VALUE("COST", RL_F_COST, cost, 0, RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS)};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_DOCS                                                                                     \

@@ -9,7 +9,7 @@ set -euo pipefail
 # gnuplot-nox: the benchmark plot; dpkg-dev (dpkg-source) and g++ (Redis 8's fast_float): the servers
 # scripts/servers.sh builds from Debian source packages.
 packages=(gcc make tar xz-utils redis-server redis-tools libhiredis-dev clang libclang-rt-dev valgrind
-          docker-compose gnuplot-nox dpkg-dev g++)
+          docker-compose gnuplot-nox dpkg-dev g++ python3-redis)
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

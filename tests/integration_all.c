@@ -6,7 +6,8 @@
  * when admitted, leave every key byte-for-byte equal to its twin (DUMP), and, when denied, describe each limit
  * as it stands: whether it alone would admit, what remains (its COST 0 reply), and a retry_after_ms that is
  * exactly the first ms at which the same RL.ALL is admitted. Then racing clients (no limit ever admits more
- * than its budget), replication (a replica ends equal), the RESP3 shape, bad input, and RL.RESET. */
+ * than its budget), replication (a replica ends equal), the RESP3 shape, bad input, and RL.RESET; then REFUND
+ * and ATMOST on the single-key commands: exact replies, the seventh field `granted`, replication. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,81 @@ static void test_reset(void) {
     freeReplyObject(cmd(c, "DEL rs:str"));
 }
 
+/* --- REFUND and ATMOST ----------------------------------------------------------------------------------- */
+
+/* A reply of seven integers (ATMOST): the six fields, and granted. */
+static void check_seven(const char *line, const long long want[7]) {
+    redisReply *x = cmdline(c, "%s", line);
+    int ok = x->type == REDIS_REPLY_ARRAY && x->elements == 7;
+    for (size_t i = 0; ok && i < 7; i++) ok = x->element[i]->type == REDIS_REPLY_INTEGER && x->element[i]->integer == want[i];
+    if (!CHECK(ok)) {
+        fprintf(stderr, "     %s ->", line);
+        for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) fprintf(stderr, " %lld", x->element[i]->integer);
+        fprintf(stderr, "%s\n", x->type == REDIS_REPLY_ERROR ? x->str : "");
+    }
+    freeReplyObject(x);
+}
+
+static void test_refund_atmost(void) {
+    clock_set(T0);
+    freeReplyObject(cmd(c, "DEL rf:t rf:w rf:l"));
+    CHECK_RL(rl(c, "RL.TOKEN rf:t 10 1 1000 COST 8"), 1, 10, 2, -1, 8000, 0);
+    check_seven("RL.TOKEN rf:t 10 1 1000 COST 5 ATMOST", (long long[7]){1, 10, 0, -1, 10000, 0, 2});
+    CHECK_RL(rl(c, "RL.TOKEN rf:t 10 1 1000 REFUND 3 DRYRUN"), 1, 10, 3, -1, 7000, 0);
+    CHECK_RL(rl(c, "RL.TOKEN rf:t 10 1 1000 REFUND 3"), 1, 10, 3, -1, 7000, 0);
+    check_seven("RL.TOKEN rf:t 10 1 1000 COST 5 ATMOST", (long long[7]){1, 10, 0, -1, 10000, 0, 3});
+    check_seven("RL.TOKEN rf:t 10 1 1000 COST 5 ATMOST", (long long[7]){0, 10, 0, 1000, 10000, 0, 0});
+    check_seven("RL.TOKEN rf:t 10 1 1000 COST 0 ATMOST", (long long[7]){1, 10, 0, -1, 10000, 0, 0});
+    CHECK_RL(rl(c, "RL.TOKEN rf:t 10 1 1000 REFUND 100"), 1, 10, 10, -1, 0, 0); /* capped: full, so idle */
+    CHECK_EQ(cmd_int(c, "EXISTS rf:t"), 0);
+
+    /* (T0 is 40 s before a minute's end: the fixed window resets then.) */
+    check_seven("RL.WINDOW rf:w 10 60000 FIXED COST 9 ATMOST", (long long[7]){1, 10, 1, -1, 40000, 0, 9});
+    check_seven("RL.WINDOW rf:w 10 60000 FIXED COST 3 ATMOST", (long long[7]){1, 10, 0, -1, 40000, 0, 1});
+    CHECK_RL(rl(c, "RL.WINDOW rf:w 10 60000 FIXED REFUND 4"), 1, 10, 4, -1, 40000, 0);
+    CHECK_RL(rl(c, "RL.WINDOW rf:w 10 60000 FIXED REFUND 50"), 1, 10, 10, -1, 0, 0); /* never below empty */
+
+    CHECK_RL(rl(c, "RL.LEAKY rf:l 5 1 1000 COST 4"), 1, 5, 1, -1, 4000, 0);
+    CHECK_RL(rl(c, "RL.LEAKY rf:l 5 1 1000 REFUND 1"), 1, 5, 2, -1, 3000, 0);
+    CHECK_RL(rl(c, "RL.LEAKY rf:l 5 1 1000 COST 3"), 0, 5, 2, 1000, 3000, 0); /* 3 + 3 > 5 */
+    CHECK_RL(rl(c, "RL.LEAKY rf:l 5 1 1000 COST 2 NODELAY"), 1, 5, 0, -1, 5000, 0);
+
+    /* RESP3: the seventh field is named. */
+    const char *expected = "+wait_ms\r\n:0\r\n+granted\r\n:2\r\n";
+    char *got = raw_exchange(srv->port, "HELLO 3\r\nRL.TOKEN rf:r 2 1 1000 COST 3 ATMOST\r\n", expected);
+    CHECK(strstr(got, expected) != NULL);
+    free(got);
+
+    static const struct {
+        const char *line, *error;
+    } bad[] = {
+        {"RL.TOKEN rf:t 10 1 1000 REFUND 1 COST 1", "ERR COST: cannot be combined with REFUND"},
+        {"RL.TOKEN rf:t 10 1 1000 COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
+        {"RL.WINDOW rf:w 10 1000 REFUND 1 ATMOST", "ERR ATMOST: cannot be combined with REFUND"},
+        {"RL.LEAKY rf:l 5 1 1000 BLOCK REFUND 1", "ERR REFUND: cannot be combined with BLOCK"},
+        {"RL.LEAKY rf:l 5 1 1000 ATMOST", "ERR 'ATMOST': not an option of rl.leaky"},
+        {"RL.TOKEN rf:t 10 1 1000 REFUND -1", "ERR REFUND: must be an integer between 0 and 1000000000000"},
+        {"RL.TOKEN rf:t 10 1 1000 REFUND", "ERR REFUND: needs a value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_error(bad[i].error, bad[i].line);
+
+    /* A refund is an effect like any write: a replica ends equal. */
+    server *rep = replica_start(srv);
+    redisContext *r = server_connect(rep);
+    freeReplyObject(cmd(c, "RL.TOKEN rf:rep 10 1 60000 COST 9"));
+    freeReplyObject(cmd(c, "RL.TOKEN rf:rep 10 1 60000 REFUND 4"));
+    freeReplyObject(cmd(c, "RL.WINDOW rf:repw 10 60000 COST 7 ATMOST"));
+    freeReplyObject(cmd(c, "RL.WINDOW rf:repw 10 60000 REFUND 2"));
+    redisReply *w = cmd(c, "WAIT 1 5000");
+    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
+    freeReplyObject(w);
+    CHECK(same_dump(c, r, "rf:rep"));
+    CHECK(same_dump(c, r, "rf:repw"));
+    CHECK_EQ(cmd_int(r, "EXISTS rf:rep rf:repw"), 2);
+    redisFree(r);
+    server_stop(rep);
+}
+
 int main(void) {
     srv = server_start(NULL);
     c = server_connect(srv);
@@ -347,6 +423,7 @@ int main(void) {
     test_resp3();
     test_bad_input();
     test_reset();
+    test_refund_atmost();
     redisFree(c);
     server_stop(srv);
     return check_summary("integration_all");

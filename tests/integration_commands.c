@@ -360,13 +360,15 @@ static void check_docs(const char *name, const char *since, const char *complexi
 
 static void test_command_docs(void) {
     static const char *const token_args[] = {"key", "capacity", "refill_tokens", "refill_ms", "COST", "DRYRUN",
-                                             "INTERVAL"};
+                                             "INTERVAL", "REFUND", "ATMOST"};
     static const char *const token_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token",
-                                              "pure-token"};
-    check_docs("rl.token", "1.0.0", "O(1)", token_args, token_types, 7);
-    static const char *const ro_args[] = {"key", "capacity", "refill_tokens", "refill_ms", "COST", "INTERVAL"};
-    static const char *const ro_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token"};
-    check_docs("rl.token_ro", "1.1.0", "O(1)", ro_args, ro_types, 6);
+                                              "pure-token", "integer", "pure-token"};
+    check_docs("rl.token", "1.0.0", "O(1)", token_args, token_types, 9);
+    static const char *const ro_args[] = {"key", "capacity", "refill_tokens", "refill_ms", "COST", "INTERVAL", "REFUND",
+                                          "ATMOST"};
+    static const char *const ro_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token", "integer",
+                                           "pure-token"};
+    check_docs("rl.token_ro", "1.1.0", "O(1)", ro_args, ro_types, 8);
     static const char *const log_args[] = {"key", "limit", "window_ms", "COST", "DRYRUN", "MINGAP"};
     static const char *const log_types[] = {"key", "integer", "integer", "integer", "pure-token", "integer"};
     redisReply *x = cmd(c, "COMMAND DOCS rl.slidinglog");
@@ -376,10 +378,10 @@ static void test_command_docs(void) {
     check_docs("rl.slidinglog", "1.0.0", cx ? cx->str : "?", log_args, log_types, 6);
     freeReplyObject(x);
     static const char *const leaky_args[] = {"key", "capacity", "leak_tokens", "leak_ms", "COST", "DRYRUN",
-                                             "NODELAY", "BLOCK"};
+                                             "NODELAY", "BLOCK", "REFUND"};
     static const char *const leaky_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token",
-                                              "pure-token", "pure-token"};
-    check_docs("rl.leaky", "1.0.0", "O(1)", leaky_args, leaky_types, 8);
+                                              "pure-token", "pure-token", "integer"};
+    check_docs("rl.leaky", "1.0.0", "O(1)", leaky_args, leaky_types, 9);
 }
 
 /* --- INFO ratelimit ---------------------------------------------------------------------------------- */
