@@ -1,5 +1,5 @@
-# redis-ratelimit: `make` builds build/ratelimit.so; `make run` starts Redis with it on 127.0.0.1:6379;
-# `make test` runs everything CI runs. See README.md.
+# redis-ratelimit: `make` builds build/ratelimit.so; `make run` starts Redis with it on 127.0.0.1:6379 in the
+# background (`make stop` stops it); `make test` runs everything CI runs. See README.md.
 
 CC ?= gcc
 BUILD := build
@@ -76,12 +76,17 @@ test: deps
 	@scripts/run-tests.sh --servers "$(SERVERS)" $(UNIT_BIN) $(UNIT_SAN_BIN) $(TEST_PROGRAMS) \
 		--each-server $(INTEG_BIN) $(SERVER_TEST_PROGRAMS)
 
-run: deps
+# make run [PORT=6379] [RUN_ARGS=...]: install only what building and running need, build, and start
+# redis-server with the module in the background on 127.0.0.1:PORT; RUN_ARGS go right after the module's
+# path (module arguments such as test-clock, then redis-server options). make stop [PORT=...] stops it.
+# See scripts/run-server.sh.
+run:
+	@scripts/deps.sh --runtime
 	@$(MAKE) --no-print-directory $(MODULE)
-	@scripts/run-server.sh
+	@scripts/run-server.sh start $(RUN_ARGS)
 
 stop:
-	@redis-cli -h 127.0.0.1 -p 6379 shutdown nosave 2>/dev/null || true
+	@scripts/run-server.sh stop
 
 clean:
 	rm -rf $(BUILD)

@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
-# Install, with apt, whatever the build and the tests need and this machine lacks. Nothing is installed
-# when everything is present. The Debian redis-server package would start and enable the system Redis
-# service; we never want that (our scripts start their own servers), so the install runs under a
-# policy-rc.d that forbids service starts, unless the machine already has one.
+# Install, with apt, whatever this machine lacks to build and run the module (`--runtime`, for `make run`)
+# or, without the flag, also to run the tests and benchmarks (`make test`, `make bench`). Nothing is
+# installed, and the network is not used, when everything is present. The Debian redis-server package
+# would start and enable the system Redis service; we never want that (our scripts start their own
+# servers), so the install runs under a policy-rc.d that forbids service starts, unless the machine
+# already has one.
+#
+# Usage: scripts/deps.sh [--runtime]
 set -euo pipefail
 
-# clang + libclang-rt-dev: sanitizer builds and libFuzzer; docker-compose: validating docker-compose.yml;
-# gnuplot-nox: the benchmark plot; dpkg-dev (dpkg-source) and g++ (Redis 8's fast_float): the servers
-# scripts/servers.sh builds from Debian source packages.
-packages=(gcc make tar xz-utils redis-server redis-tools libhiredis-dev clang libclang-rt-dev valgrind
-          docker-compose gnuplot-nox dpkg-dev g++ python3-redis)
+# Building and running: the compiler, the servers and redis-cli; tar and xz-utils unpack the Redis source
+# package that scripts/fetch-redismodule-h.sh takes the module API header from (apt itself fetches it).
+runtime=(gcc make tar xz-utils redis-server redis-tools)
+# Tests and benchmarks: libhiredis-dev for the test and benchmark clients; clang + libclang-rt-dev for
+# sanitizer builds and libFuzzer; valgrind; docker-compose to validate docker-compose.yml; gnuplot-nox for
+# the benchmark plot; dpkg-dev (dpkg-source) and g++ (Redis 8's fast_float) for the servers
+# scripts/servers.sh builds from Debian source packages; python3-redis to run docs/recipes.md's Python.
+test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox dpkg-dev g++ python3-redis)
+
+case "${1:-}" in
+--runtime) packages=("${runtime[@]}") ;;
+"") packages=("${runtime[@]}" "${test[@]}") ;;
+*) echo "usage: $0 [--runtime]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Checks `make run` and `make stop` (scripts/run-server.sh) on free ports, and the README's redis-cli
+# session: `make stop` with nothing running; `make run` starts one redis-server with the module on
+# 127.0.0.1:PORT in the background, says how to connect and stop, and a second `make run` starts nothing;
+# `make stop` stops exactly that server and leaves nothing behind; a port held by another server is
+# refused by `make run` and that server is left alone by `make stop`; `make run RUN_ARGS=test-clock`
+# prints exactly what README.md shows. All of it offline: apt, curl and wget are replaced by stubs that
+# record any call, and the test-only packages are made to look missing, which `make run` must not mind.
+# Prints "run: N passed, N failed"; stops everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
+
+# A make of our own, not the jobserver of the `make test` that runs us.
+unset MAKEFLAGS MFLAGS MAKELEVEL RUN_ARGS PORT
+
+passed=0
+failed=0
+check() { # check "what" command...
+    local what=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL run: $what" >&2
+    fi
+}
+contains() { [[ "$1" == *"$2"* ]]; }
+
+# --- Stubs: no network, and the test-only packages look missing. ---------------------------------------
+stubs=$(mktemp -d "${TMPDIR:-/tmp}/rl-check-run-XXXXXX")
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/rl-check-run-tmp-XXXXXX")
+calls=$stubs/calls.log
+: >"$calls"
+for tool in apt-get apt-cache apt curl wget; do
+    printf '#!/bin/sh\necho "%s $*" >>"%s"\nexit 1\n' "$tool" "$calls" >"$stubs/$tool"
+    chmod +x "$stubs/$tool"
+done
+real_dpkg_query=$(command -v dpkg-query)
+cat >"$stubs/dpkg-query" <<EOF
+#!/bin/sh
+# dpkg-query, except that the packages only the tests and benchmarks need look not installed.
+for a in "\$@"; do
+    case "\$a" in libhiredis-dev|clang|libclang-rt-dev|valgrind|docker-compose|gnuplot-nox) exit 1 ;; esac
+done
+exec "$real_dpkg_query" "\$@"
+EOF
+chmod +x "$stubs/dpkg-query"
+
+# make TARGET [VAR=value]...: output in $out, exit status in $rc. TMPDIR is a scratch directory that must
+# stay empty.
+out="" rc=0
+run_make() {
+    rc=0
+    out=$(PATH="$stubs:$PATH" TMPDIR="$scratch" make -s --no-print-directory -C "$root" "$@" 2>&1) || rc=$?
+}
+
+port="" other_port=""
+cleanup() {
+    [ -z "$port" ] || PATH="$stubs:$PATH" make -s --no-print-directory -C "$root" stop PORT="$port" >/dev/null 2>&1 || true
+    server_stop
+    rm -rf "$stubs" "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+pick() {
+    local p _
+    for _ in $(seq 20); do
+        p=$(server_pick_port) && [ ! -e "build/run/$p" ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+port=$(pick) || { echo "FAIL run: no free port"; echo "run: 0 passed, 1 failed"; exit 1; }
+cli() { redis-cli -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
+pidfile=build/run/$port/redis.pid
+
+# --- make stop with nothing running. ----------------------------------------------------------------------
+run_make stop PORT="$port"
+check "make stop with nothing running exits 0 (got $rc: $out)" test "$rc" -eq 0
+check "make stop with nothing running says so (got: $out)" contains "$out" "nothing to stop on 127.0.0.1:$port"
+
+# --- make run. --------------------------------------------------------------------------------------------
+run_make run PORT="$port"
+check "make run exits 0 (got $rc: $out)" test "$rc" -eq 0
+check "make run prints host:port (got: $out)" contains "$out" "127.0.0.1:$port"
+check "make run prints how to connect (got: $out)" contains "$out" "redis-cli -p $port"
+check "make run prints how to stop (got: $out)" contains "$out" "make stop PORT=$port"
+check "the server answers PING" test "$(cli PING)" = PONG
+pid=$(cat "$pidfile" 2>/dev/null || true)
+check "the server on the port is the one in $pidfile (pid '$pid')" \
+    test -n "$pid" -a "$(cli INFO server | tr -d '\r' | sed -n 's/^process_id://p')" = "$pid"
+check "the module is loaded, without arguments" test "$(cli MODULE LIST | tr '\n' ' ')" = \
+    "name ratelimit ver 1 path $root/build/ratelimit.so args  "
+check "it listens on 127.0.0.1 only" test "$(cli CONFIG GET bind | sed -n 2p)" = 127.0.0.1
+check "it persists nothing" test "$(cli CONFIG GET save | sed -n 2p)/$(cli CONFIG GET appendonly | sed -n 2p)" = "/no"
+check "its working directory is build/run/$port" test "$(cli CONFIG GET dir | sed -n 2p)" = "$root/build/run/$port"
+check "RL.TOKEN answers" test "$(cli RL.TOKEN k 10 5 1000 | head -n 3 | tr '\n' ' ')" = "1 10 9 "
+
+run_make run PORT="$port"
+check "a second make run exits 0 (got $rc: $out)" test "$rc" -eq 0
+check "a second make run says it already runs (got: $out)" contains "$out" "already running on 127.0.0.1:$port (pid $pid"
+check "a second make run starts no second server" test "$(cli INFO server | tr -d '\r' | sed -n 's/^process_id://p')" = "$pid"
+
+# --- make stop. -------------------------------------------------------------------------------------------
+run_make stop PORT="$port"
+check "make stop exits 0 (got $rc: $out)" test "$rc" -eq 0
+check "make stop says what it stopped (got: $out)" contains "$out" "stopped 127.0.0.1:$port (pid $pid)"
+# Gone, or a zombie that its new parent has yet to reap (a daemon's parent is init, or a subreaper).
+gone=1
+[[ "$(ps -o stat= -p "$pid" 2>/dev/null)" == [^Z]* ]] && gone=0
+check "the server (pid $pid) is gone" test "$gone" -eq 1
+check "nothing answers on the port" test -z "$(cli PING)"
+check "build/run/$port is removed" test ! -e "build/run/$port"
+
+# --- A port held by another server. -----------------------------------------------------------------------
+# shellcheck disable=SC2119 # no extra server arguments
+if server_start; then
+    other_port=$SERVER_PORT
+    run_make run PORT="$other_port"
+    check "make run on a port in use fails (got $rc)" test "$rc" -ne 0
+    check "make run on a port in use says so (got: $out)" contains "$out" "something else already listens on 127.0.0.1:$other_port"
+    check "make run on a port in use starts nothing" test ! -e "build/run/$other_port/redis.pid"
+    run_make stop PORT="$other_port"
+    check "make stop on another server's port exits 0 (got $rc: $out)" test "$rc" -eq 0
+    check "make stop on another server's port says it leaves it alone (got: $out)" contains "$out" "left alone"
+    check "the other server still runs" test "$(server_cli INFO server | tr -d '\r' | sed -n 's/^process_id://p')" = "$SERVER_PID"
+    server_stop
+else
+    check "start a server of another kind (scripts/lib/server.sh)" false
+fi
+
+# --- The README's session, with the test clock. ----------------------------------------------------------
+# In the "Thirty seconds" section: "    $ redis-cli ARGS  # comment" lines, each followed by its output
+# lines; a "  # ..." comment at the end of a line is not part of it.
+session=$(awk '/^## / { on = ($0 ~ /^## Thirty seconds/) } on && /^    / { sub(/^    /, ""); print }' README.md |
+    sed -E 's/[[:space:]]+#.*$//')
+run_make run PORT="$port" RUN_ARGS=test-clock
+check "make run RUN_ARGS=test-clock exits 0 (got $rc: $out)" test "$rc" -eq 0
+check "the module got test-clock" contains "$(cli MODULE LIST | tr '\n' ' ')" "args test-clock"
+ncmd=0
+expected="" args=""
+compare() {
+    [ -n "$args" ] || return 0
+    local got
+    # shellcheck disable=SC2086 # the README's arguments are plain words
+    got=$(redis-cli --no-raw -h 127.0.0.1 -p "$port" $args 2>&1)
+    check "README: redis-cli $args prints what README.md shows (got: $(tr '\n' ' ' <<<"$got"))" test "$got" = "${expected%$'\n'}"
+    ncmd=$((ncmd + 1))
+}
+while IFS= read -r line; do
+    if [[ "$line" == '$ redis-cli '* ]]; then
+        compare
+        args=${line#'$ redis-cli '}
+        expected=""
+    else
+        expected+="$line"$'\n'
+    fi
+done <<<"$session"
+compare
+check "README's session has 5 redis-cli calls (found $ncmd)" test "$ncmd" -eq 5
+run_make stop PORT="$port"
+check "make stop after the README session exits 0 (got $rc: $out)" test "$rc" -eq 0
+port=""
+
+# --- Offline and tidy. ------------------------------------------------------------------------------------
+check "no apt, curl or wget call (got: $(tr '\n' ';' <"$calls"))" test ! -s "$calls"
+left=$(find "$scratch" -mindepth 1 | tr '\n' ' ')
+check "nothing left in TMPDIR (found: $left)" test -z "$left"
+
+echo "run: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
