@@ -127,7 +127,7 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
         int64_t v;
         if (ref_int64(args[i], lens[i], &v) != 0 || v < o->min || v > o->max) return -1;
         /* The reference knows the options with values by name, not by the table's slot. */
-        if (strcmp(o->name, "COST") == 0)
+        if (strcmp(o->name, "COST") == 0 || strcmp(o->name, "REFUND") == 0) /* a refund's n takes the cost's place */
             r.cost = v;
         else if (strcmp(o->name, "MINGAP") == 0)
             r.mingap_ms = v;
@@ -213,7 +213,8 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
                     req->flags, o->name);
     }
 
-    const rl_option_spec *cost = option_named(syn, "COST");
+    const rl_option_spec *cost = option_named(syn, "COST"), *refund = option_named(syn, "REFUND");
+    if (refund && (req->flags & refund->flag)) cost = refund;
     if (cost && (req->flags & cost->flag))
         REQUIRE(req->cost >= cost->min && req->cost <= cost->max, "cost %lld outside [%lld, %lld]",
                 (long long)req->cost, (long long)cost->min, (long long)cost->max);
