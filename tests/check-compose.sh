@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks docker-compose.yml without a Docker engine: `docker-compose config` must accept it (default and
-# cluster profile), every redis-server in it must load the module from the path `make run` uses, mounted
+# cluster, redis8 and valkey8 profiles), every redis-server (or valkey-server) in it must load the module from the path `make run` uses, mounted
 # from ./build/ratelimit.so, with the same module arguments, and the cluster profile must be 6 cluster
 # nodes that the one-shot service joins with --cluster-replicas 1. What `make run` uses is read from
 # scripts/run-server.sh (and scripts/cluster.sh must agree with it too), so nothing is written down twice.
@@ -60,7 +60,9 @@ check "scripts/cluster.sh module arguments '${cl_words[*]:1}' = run-server.sh's 
 check "docker-compose config -q" docker-compose config -q
 if docker-compose --help 2>&1 | grep -q -- '--profile'; then
     check "docker-compose --profile cluster config -q" docker-compose --profile cluster config -q
-    config=$(docker-compose --profile cluster config 2>/dev/null)
+    check "docker-compose --profile redis8 --profile valkey8 config -q" \
+        docker-compose --profile redis8 --profile valkey8 config -q
+    config=$(docker-compose --profile cluster --profile redis8 --profile valkey8 config 2>/dev/null)
 else
     echo "compose: this docker-compose has no --profile; the cluster profile is checked from the plain config" >&2
     config=$(docker-compose config 2>/dev/null)
@@ -89,7 +91,7 @@ flat=$(awk '
 ' <<<"$config")
 
 repo=$(pwd)
-mapfile -t servers < <(awk '$1 == "cmd" && !seen[$2]++ && $3 == "redis-server" { print $2 }' <<<"$flat")
+mapfile -t servers < <(awk '$1 == "cmd" && !seen[$2]++ && ($3 == "redis-server" || $3 == "valkey-server") { print $2 }' <<<"$flat")
 check "compose has redis-server services (found ${#servers[@]})" test "${#servers[@]}" -ge 1
 
 # Each redis-server: --loadmodule TARGET ARGS..., where TARGET is a bind mount of ./$run_path that ends in
