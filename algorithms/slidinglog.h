@@ -4,12 +4,16 @@
  * (module/store_log.c) does the sorted-set I/O and this file only decides. Request: params[0] = limit
  * (1..RL_SLOG_MAX_LIMIT), params[1] = window_ms (1..RL_MAX_PERIOD_MS), cost, mingap_ms (0 = none), now_us.
  *
- * The decision never sees the whole log. It gets a view (rl_slog_view): how many entries are in the window
- * at the decision time, the newest entry's time, and an accessor for the i-th newest entry, which it calls
- * only when it blocks, for at most two entries. It answers with the reply and a plan (rl_slog_plan): keep
- * the newest plan.keep entries, remove every other one, add plan.add entries at plan.at_us. The stored log
- * then holds at most limit + 1 entries; slidinglog.c says why the newest limit + 1 are all that can ever
- * matter. */
+ * The decision counts units, not sorted-set members: one member may stand for several units logged at the
+ * same time (its weight), so an attempt of cost n is one member, not n. The rule and every reply are those
+ * of a log holding one entry per unit, which is how slidinglog.c states and proves them.
+ *
+ * The decision never sees the whole log. It gets a view (rl_slog_view): how many units are in the window,
+ * the newest entry's time, and an accessor for the time of the i-th newest unit, which it calls only when
+ * it blocks or logs nothing, for at most two units. It answers with the reply and a plan (rl_slog_plan):
+ * keep the newest plan.keep units of the log, remove every older one, add plan.add units at plan.at_us.
+ * The stored log then holds at most limit + 1 units; slidinglog.c says why the newest limit + 1 are all
+ * that can ever matter. */
 #ifndef RL_SLIDINGLOG_H
 #define RL_SLIDINGLOG_H
 
@@ -18,8 +22,8 @@
 
 #include "rl_common.h"
 
-/* The log stores one sorted-set entry per unit of cost, up to limit + 1 of them, so its limit (and cost)
- * is capped well below RL_MAX_COUNT: 10^5 entries is a few MB for one key, and the most one call writes. */
+/* The largest limit and cost. An attempt is one sorted-set member whatever its cost, but a log of
+ * attempts of cost 1 keeps up to limit + 1 members: 10^5 of them is a few MB for one key. */
 #define RL_SLOG_MAX_LIMIT 100000LL
 
 /* RL.SLIDINGLOG's own option: MINGAP was given (req->mingap_ms holds the value). */
@@ -28,19 +32,20 @@
  * their reply describes the log without the attempt. */
 #define RL_F_NOLOG RL_F_ALG(1)
 
-/* What to write back. keep + add <= limit + 1, add <= cost (0 for COST 0), keep <= in_window. */
+/* What to write back. keep + add <= limit + 1, keep <= the units in the window. */
 typedef struct rl_slog_plan {
-    int64_t at_us; /* when the new entries are logged: now_us, or the newest entry's time if the clock is
-                      behind it (the log's clock never runs back) */
-    int64_t add;  /* entries to add at at_us: min(cost, limit + 1) */
-    int64_t keep; /* how many of the entries read (newest first) to keep; every older entry and
-                     every entry with score <= now_us - W is removed */
+    int64_t at_us; /* when the new units are logged: now_us */
+    int64_t add;   /* units to log at at_us: the cost, or 0 when the cost is above the limit (such an
+                      attempt can never be admitted, so it is not logged) */
+    int64_t keep;  /* how many units of the log (newest first, scores above now counting as now) to
+                      keep; every older unit, and every unit with score <= now_us - W, is removed */
 } rl_slog_plan;
 
-/* The log as a decision sees it, without copying it: how many entries are in the window at the decision
- * time (rl_slog_time; at most limit + 1 are looked at), the newest entry's time (INT64_MIN when the log
- * is empty), and the i-th newest entry on demand (0 <= i < in_window). A decision asks for at most two
- * entries, and only when it blocks; so the module need not read the whole window. */
+/* The log as a decision sees it, without copying it: how many units have a score > now - W (scores
+ * above now count as now; at most limit + 1 are looked at, so a view may report any number >= that
+ * minimum), the newest entry's score (INT64_MIN when the log is empty), and the score of the i-th newest
+ * unit on demand (0 <= i < in_window; units of one member share its score). The decision itself treats a
+ * score above now as now. */
 typedef struct rl_slog_view {
     int64_t in_window;
     int64_t newest_us;
@@ -48,21 +53,24 @@ typedef struct rl_slog_view {
     void *ctx;
 } rl_slog_view;
 
-/* The decision time: now, or the newest entry's time when the clock is behind it (the log's clock never
- * runs back). The module reads the entries at this time to name new members after them. */
-int64_t rl_slog_time(const rl_request *req, int64_t newest_us);
-
 /* Decide req against a view of the log; the same as rl_slog_decide. */
 void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slog_plan *plan, rl_reply *reply);
 
-/* The most entries a decision looks at: limit + 1 (saturating); what rl_slog_decide needs at most. */
+/* The most units that can matter to a decision: limit + 1 (saturating). */
 int64_t rl_slog_read_max(const rl_request *req);
 
+/* One entry of a log held in an array: `weight` (>= 1) units logged at `at_us`. */
+typedef struct rl_slog_entry {
+    int64_t at_us;
+    int64_t weight;
+} rl_slog_entry;
+
 /* Decide req over a log held in an array (the accuracy script, the micro-benchmark, the tests):
- * newest_first[0..in_window) sorted newest first, at most rl_slog_read_max(req) of them (trailing entries
- * with score <= the decision time - W are tolerated and ignored). O(in_window) time, no allocation. Fills *plan and *reply (allowed, limit,
- * remaining, retry_after_ms, reset_after_ms, wait_ms = 0, reset_after_us). */
-void rl_slog_decide(const rl_request *req, const int64_t *newest_first, size_t in_window, rl_slog_plan *plan,
+ * newest_first[0..n) sorted newest first (equal scores in any order). Entries with score <= now - W are
+ * ignored, as are units beyond the newest rl_slog_read_max(req) in the window. O(entries looked at) time,
+ * no allocation. Fills *plan and *reply (allowed, limit, remaining, retry_after_ms, reset_after_ms,
+ * wait_ms = 0, reset_after_us). */
+void rl_slog_decide(const rl_request *req, const rl_slog_entry *newest_first, size_t n, rl_slog_plan *plan,
                     rl_reply *reply);
 
 #endif

@@ -18,15 +18,9 @@
 
 typedef struct rl_limiter rl_limiter;
 
-/* What a sliding-log prepare read from its sorted set (store_log.c): the newest scores, in whole µs, held
- * on the stack while few and on the heap beyond, and what the write needs to know. */
-#define RL_LOG_LOCAL_SCORES 64
+/* What a sliding-log prepare decided (store_log.c): commit reads what it writes from the set again. */
 typedef struct rl_log_pending {
-    int64_t local[RL_LOG_LOCAL_SCORES];
-    int64_t *scores; /* local, or a heap block of `capacity` */
-    size_t count, capacity;
-    int64_t next_seq; /* first free sequence number for members at the decision time */
-    long long card;   /* entries in the set before the call */
+    long long card;       /* members in the set before the call */
     rl_slog_plan plan;
     int64_t expire_at_ms; /* when the log is not empty after the call */
 } rl_log_pending;

@@ -1,23 +1,55 @@
 /* store_log.c -- the steps of RL.SLIDINGLOG: its state is a plain Redis sorted set, scores = attempt times
- * in Unix µs.
+ * in Unix µs, one member per attempt that carries its cost (its weight) in its name.
  *
- * The key stays an ordinary sorted set (ZRANGE key 0 -1 WITHSCORES shows the log; DEL clears it). prepare
- * reads only what the decision (algorithms/slidinglog.c) needs: the newest entry and those at the decision
- * time, the count of entries that left the window, and more of the newest only when the decision asks
- * (which it does only when it blocks). commit writes straight to the open key and replicates (and
- * AOF-logs) the same effect as ordinary sorted-set commands, which Redis wraps in MULTI/EXEC: the exact
- * rank range removed, the exact members added with their scores, the absolute expiry. A replica's set is
- * then member-for-member the primary's, whatever its clock.
+ * The key stays an ordinary sorted set (ZRANGE key 0 -1 WITHSCORES shows the log; DEL clears it). The
+ * module writes members named
  *
- * Members are "<t_us>-<seq>": two attempts in the same µs get distinct members (seq continues after the
- * highest seq already at that score), so none is lost. Scores are doubles: exact to the µs up to 2^53 µs
- * (the year 2255). */
+ *     <t_us>-<seq>:<weight>:<x>:<floor>
+ *
+ * weight = the units (cost) the member stands for, >= 1; x = the running total of (weight - 1) over the
+ * module's members from the oldest up to this one, modulo 10^12; floor = the running total just below the
+ * oldest of them (meaningful in the newest member). Any other member (the user's own ZADD, or the
+ * "<t_us>-<seq>" members of earlier versions, one per unit) weighs 1. There is at most one module member
+ * per score: a call at the time of an existing one rewrites it with the sum.
+ *
+ * Why the totals. A call must count the units in its window, and, when it blocks, find the time of the
+ * k-th newest unit. Summing weights member by member would cost one step per member in the window (up to
+ * limit + 1 of them). With x, the units of the members ranked 0..r from the top are
+ *     (r + 1) + E(r),  E(r) = x_newest - x_m + (weight_m - 1)   for a module member m at rank r,
+ * so the count is the number of members in the window plus E at its oldest one, and the k-th unit is a
+ * binary search over ranks (ZRANGE by rank is O(log N)). floor, kept in the newest member, gives the
+ * total E of the whole set, so members that left the window can be counted off from the bottom without
+ * walking the window. A member of another format, met by a search, is resolved by looking at the
+ * nearest module member above it (one step per such member).
+ *
+ * Cost of one call: O(log N) sorted-set operations (N = members), plus the members that left the window
+ * or fell out of the newest limit + 1 units, which the call removes (each member is removed once, so this
+ * is amortised O(1) per logged call, though one call may remove many), plus members of another format
+ * where a read lands on them: above the newest module member, and between a searched rank and the
+ * module member above it. A blocked call does a binary search of at most log2(N) ZRANGE reads.
+ *
+ * prepare reads, decides (algorithms/slidinglog.c) and writes nothing. commit writes straight to the open
+ * key and replicates (and AOF-logs) the same effect as ordinary sorted-set commands, which Redis wraps in
+ * MULTI/EXEC: ZREMRANGEBYRANK (the exact lowest ranks dropped), ZREM (members rewritten or merged), ZADD
+ * (the exact members added, and members moved from the future to now), PEXPIREAT. A replica's set is then
+ * member-for-member the primary's, whatever its clock.
+ *
+ * Scores are doubles: exact to the µs up to 2^53 µs (the year 2255). A score above now counts as now
+ * (slidinglog.c), and commit moves such members to now: a module member is merged into the one at now,
+ * another keeps its name and gets the score now. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "compat.h"
 #include "rl_module.h"
+
+#define X_MOD 1000000000000LL   /* x and floor wrap here; true differences stay below 10^6 */
+#define WEIGHT_MAX RL_MAX_COUNT /* the largest weight a name may carry (the module's stay near the limit) */
+#define HOLD 32                 /* members held from the top walk */
+#define OUT_WALK 64             /* members that left the window counted one by one, before asking ZCOUNT */
+#define BATCH 64                /* members fetched per ZRANGE when a search meets another format */
 
 /* A score as whole µs, clamped into the module's time range (a user's ZADD may hold anything). Rounded
  * up: decisions happen at whole µs, and an entry at s leaves the window at the first whole instant
@@ -30,218 +62,581 @@ static int64_t score_us(double score) {
     return (double)whole < score ? whole + 1 : whole;
 }
 
-/* --- reading the log -------------------------------------------------------------------------------- */
+static int64_t xmod(int64_t v) {
+    v %= X_MOD;
+    return v < 0 ? v + X_MOD : v;
+}
 
-/* What a reader is given: the pending call, the key it reads, and the decision time once known. */
+/* --- members ----------------------------------------------------------------------------------------- */
+
+/* One member as read: its score, and its weight and totals if it is in the module's format. */
+typedef struct entry {
+    int64_t us, weight;
+    int own; /* in the module's format */
+    int64_t seq, x, floor;
+    RedisModuleString *name; /* when the caller keeps it (owned) */
+} entry;
+
+/* 1..max_digits decimal digits at s[*i], then `stop` (or the end of the name when stop is 0). */
+static int read_num(const char *s, size_t len, size_t *i, int max_digits, char stop, int64_t *out) {
+    size_t start = *i;
+    int64_t v = 0;
+    while (*i < len && s[*i] >= '0' && s[*i] <= '9') {
+        if (*i - start == (size_t)max_digits) return 0;
+        v = v * 10 + (s[*i] - '0');
+        (*i)++;
+    }
+    if (*i == start) return 0;
+    if (stop) {
+        if (*i >= len || s[*i] != stop) return 0;
+        (*i)++;
+    } else if (*i != len) {
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Fill e's format fields from a member name: "<t>-<seq>:<weight>:<x>:<floor>", or weight 1. */
+static void parse_name(const char *s, size_t len, entry *e) {
+    size_t i = 0;
+    int64_t t;
+    e->own = read_num(s, len, &i, 18, '-', &t) && read_num(s, len, &i, 15, ':', &e->seq) &&
+             read_num(s, len, &i, 13, ':', &e->weight) && e->weight >= 1 && e->weight <= WEIGHT_MAX &&
+             read_num(s, len, &i, 12, ':', &e->x) && read_num(s, len, &i, 12, 0, &e->floor);
+    if (!e->own) e->weight = 1, e->seq = e->x = e->floor = 0;
+}
+
+static void parse_member(RedisModuleString *name, double score, entry *e) {
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(name, &len);
+    parse_name(s, len, e);
+    e->us = score_us(score);
+    e->name = NULL;
+}
+
+/* A growable array of entries (commit holds the members it removes or rewrites). */
+typedef struct entries {
+    entry *e;
+    size_t n, cap;
+} entries;
+
+static entry *entries_push(entries *a) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->e = RedisModule_Realloc(a->e, a->cap * sizeof *a->e);
+    }
+    memset(&a->e[a->n], 0, sizeof *a->e);
+    return &a->e[a->n++];
+}
+
+static void entries_free(RedisModuleCtx *ctx, entries *a) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->e[i].name) RedisModule_FreeString(ctx, a->e[i].name);
+    RedisModule_Free(a->e);
+    a->e = NULL;
+    a->n = a->cap = 0;
+}
+
+/* --- walking the set -------------------------------------------------------------------------------- */
+
+/* Visit members in score order (from the top: newest first; else oldest first) within [min, max], until
+ * visit returns 0. The member handed to visit is freed after it unless visit took it (set *take). */
+typedef int (*visit_fn)(void *arg, RedisModuleString *name, double score, int *take);
+
+static void walk(RedisModuleKey *key, RedisModuleCtx *ctx, int from_top, double min, double max, int minex,
+                 visit_fn visit, void *arg) {
+    int ok = from_top ? RedisModule_ZsetLastInScoreRange(key, min, max, minex, 0)
+                      : RedisModule_ZsetFirstInScoreRange(key, min, max, minex, 0);
+    if (ok != REDISMODULE_OK) return;
+    while (!RedisModule_ZsetRangeEndReached(key)) {
+        double score;
+        int take = 0;
+        RedisModuleString *name = RedisModule_ZsetRangeCurrentElement(key, &score);
+        int more = visit(arg, name, score, &take);
+        if (!take) RedisModule_FreeString(ctx, name);
+        if (!more || !(from_top ? RedisModule_ZsetRangePrev(key) : RedisModule_ZsetRangeNext(key))) break;
+    }
+    RedisModule_ZsetRangeStop(key);
+}
+
+#define NEG_INF REDISMODULE_NEGATIVE_INFINITE
+#define POS_INF REDISMODULE_POSITIVE_INFINITE
+
+/* The newest module member: what every total is read against. */
+typedef struct newest_own {
+    int found;
+    int64_t rank, x, floor, weight, us;
+} newest_own;
+
+/* Total (weight - 1) of the module's members in the set: x of the newest minus the floor it records. */
+static int64_t total_extra(const newest_own *b) { return b->found ? xmod(b->x - b->floor) : 0; }
+
+/* E of a module member: the total (weight - 1) of the module's members from it up to the newest. */
+static int64_t extra_through(const newest_own *b, const entry *m) { return xmod(b->x - m->x) + m->weight - 1; }
+
+/* --- prepare: reading what the decision needs ------------------------------------------------------- */
+
 typedef struct log_reader {
     RedisModuleCtx *ctx;
     rl_pending *p;
-    int64_t at_us;
-    char at_prefix[32]; /* "<at_us>-": the member names at the decision time */
-    size_t prefix_len;
-    int64_t want;       /* read_more: entries to hold */
+    int64_t now, edge; /* a member is in the window iff its score > edge = now - W */
+    long long card;
+    newest_own b;
+    int64_t walked;    /* members the top walk passed */
+    entry held[HOLD];  /* the newest members: down to b, or HOLD of them once a search wants more */
+    int64_t nheld, held_units;
+    int64_t n_w, e_last; /* members in the window, and E at the oldest of them */
+    int64_t out, out_extra;
+    int out_more; /* the out walk stopped at OUT_WALK */
 } log_reader;
 
-static void hold_score(rl_log_pending *log, int64_t score) {
-    if (log->count == log->capacity) {
-        size_t grown = log->capacity * 2;
-        int64_t *bigger = RedisModule_Alloc(grown * sizeof *bigger);
-        memcpy(bigger, log->scores, log->count * sizeof *bigger);
-        if (log->scores != log->local) RedisModule_Free(log->scores);
-        log->scores = bigger;
-        log->capacity = grown;
-    }
-    log->scores[log->count++] = score;
+static void hold(log_reader *r, const entry *e) {
+    r->held[r->nheld++] = *e;
+    r->held_units += e->weight;
 }
 
-/* Sequence numbers the module writes stay far below this; a longer one is someone else's member. */
-#define SEQ_MAX_DIGITS 15
-
-/* If member is "<at_us>-<seq>", keep next_seq above seq. */
-static void note_member(log_reader *r, RedisModuleString *member) {
-    size_t len;
-    const char *s = RedisModule_StringPtrLen(member, &len);
-    if (len <= r->prefix_len || len > r->prefix_len + SEQ_MAX_DIGITS || memcmp(s, r->at_prefix, r->prefix_len) != 0)
-        return;
-    int64_t seq = 0;
-    for (size_t i = r->prefix_len; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return;
-        seq = seq * 10 + (s[i] - '0');
-    }
-    if (seq >= r->p->u.log.next_seq) r->p->u.log.next_seq = seq + 1;
+/* From the top down to the newest module member, holding the first HOLD members. */
+static int visit_top(void *arg, RedisModuleString *name, double score, int *take) {
+    (void)take;
+    log_reader *r = arg;
+    entry e;
+    parse_member(name, score, &e);
+    if (r->nheld < HOLD) hold(r, &e);
+    r->walked++;
+    if (!e.own) return 1;
+    r->b = (newest_own){1, r->walked - 1, e.x, e.floor, e.weight, e.us};
+    return 0;
 }
 
-/* Hand the entries to visit from the newest down, until it returns 0. The held scores start over. */
-static void walk_down(log_reader *r, int (*visit)(log_reader *r, int64_t us, RedisModuleString *member)) {
-    RedisModuleKey *key = r->p->key;
-    r->p->u.log.count = 0;
-    if (RedisModule_ZsetLastInScoreRange(key, REDISMODULE_NEGATIVE_INFINITE, REDISMODULE_POSITIVE_INFINITE, 0, 0) !=
-        REDISMODULE_OK)
-        return;
-    while (!RedisModule_ZsetRangeEndReached(key)) {
-        double score;
-        RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(key, &score);
-        int more = visit(r, score_us(score), member);
-        RedisModule_FreeString(r->ctx, member);
-        if (!more || !RedisModule_ZsetRangePrev(key)) break;
-    }
-    RedisModule_ZsetRangeStop(key);
+/* The first HOLD members, for a decision that asks for a unit just beyond the ones held. */
+static int visit_hold(void *arg, RedisModuleString *name, double score, int *take) {
+    (void)take;
+    log_reader *r = arg;
+    entry e;
+    parse_member(name, score, &e);
+    hold(r, &e);
+    return r->nheld < HOLD;
 }
 
-/* The newest entry sets the decision time; every entry at that time is held, its sequence noted. */
-static int visit_head(log_reader *r, int64_t us, RedisModuleString *member) {
-    rl_log_pending *log = &r->p->u.log;
-    if (log->count == 0) {
-        r->at_us = rl_slog_time(r->p->req, us);
-        r->prefix_len = (size_t)snprintf(r->at_prefix, sizeof r->at_prefix, "%lld-", (long long)r->at_us);
-    } else if (us != r->at_us) {
+/* Count the members that left the window, and their (weight - 1), from the bottom: few, since every call
+ * that writes removes them. */
+static int visit_out(void *arg, RedisModuleString *name, double score, int *take) {
+    (void)take;
+    log_reader *r = arg;
+    if (r->out == OUT_WALK) {
+        r->out_more = 1;
         return 0;
     }
-    if (us == r->at_us) note_member(r, member);
-    hold_score(log, us);
+    entry e;
+    parse_member(name, score, &e);
+    r->out++;
+    if (e.own) r->out_extra = xmod(r->out_extra + e.weight - 1);
     return 1;
 }
 
-static int visit_more(log_reader *r, int64_t us, RedisModuleString *member) {
-    (void)member;
-    rl_log_pending *log = &r->p->u.log;
-    if ((int64_t)log->count >= r->want) return 0;
-    hold_score(log, us);
-    return 1;
+/* E at the oldest member in the window: E of the nearest module member at or above it. */
+static int visit_edge_up(void *arg, RedisModuleString *name, double score, int *take) {
+    (void)take;
+    log_reader *r = arg;
+    entry e;
+    parse_member(name, score, &e);
+    if (!e.own) return 1;
+    r->e_last = extra_through(&r->b, &e);
+    return 0;
 }
 
-/* How many entries have left the window at the decision time (score <= at - W): counted from the
- * bottom, where they are; few, as every call trims them. */
-static int64_t count_out(RedisModuleKey *key, RedisModuleCtx *ctx, int64_t at_us, int64_t window_us) {
-    int64_t out = 0;
-    double edge = (double)(at_us - window_us);
-    if (RedisModule_ZsetFirstInScoreRange(key, REDISMODULE_NEGATIVE_INFINITE, edge, 0, 0) != REDISMODULE_OK) return 0;
-    while (!RedisModule_ZsetRangeEndReached(key)) {
-        RedisModuleString *member = RedisModule_ZsetRangeCurrentElement(key, NULL);
-        RedisModule_FreeString(ctx, member);
-        out++;
-        if (!RedisModule_ZsetRangeNext(key)) break;
+static long long call_int(RedisModuleCallReply *reply) {
+    long long v = reply && RedisModule_CallReplyType(reply) == REDISMODULE_REPLY_INTEGER
+                      ? RedisModule_CallReplyInteger(reply)
+                      : 0;
+    if (reply) RedisModule_FreeCallReply(reply);
+    return v;
+}
+
+/* Members in the window and E at the oldest of them. Usually from the few members that left the window;
+ * when many have (only DRYRUN calls came since), ZCOUNT and the nearest module member above the edge. */
+static void count_window(log_reader *r) {
+    RedisModuleKey *key = r->p->key;
+    walk(key, r->ctx, 0, NEG_INF, (double)r->edge, 0, visit_out, r);
+    if (!r->out_more) {
+        r->n_w = r->card - r->out;
+        int64_t all = total_extra(&r->b);
+        r->e_last = r->out_extra <= all ? all - r->out_extra : 0;
+        return;
     }
-    RedisModule_ZsetRangeStop(key);
-    return out;
+    r->n_w = r->card - call_int(RedisModule_Call(r->ctx, "ZCOUNT", "scl", r->p->keyname, "-inf", (long long)r->edge));
+    r->e_last = 0;
+    if (r->b.found && r->b.us > r->edge) walk(key, r->ctx, 0, (double)r->edge, POS_INF, 1, visit_edge_up, r);
 }
 
-/* The view's accessor: the i-th newest entry, reading further from the top if it is not held yet. */
+/* Members at ranks [from, to] from the top, by ZRANGE ... REV WITHSCORES; returns how many were read. */
+static int64_t fetch_ranks(log_reader *r, int64_t from, int64_t to, entry *out) {
+    RedisModuleCallReply *reply = RedisModule_Call(r->ctx, "ZRANGE", "sllcc", r->p->keyname, (long long)from,
+                                                   (long long)to, "REV", "WITHSCORES");
+    int64_t n = 0;
+    if (reply && RedisModule_CallReplyType(reply) == REDISMODULE_REPLY_ARRAY) {
+        size_t len = RedisModule_CallReplyLength(reply);
+        for (size_t i = 0; i + 1 < len && n <= to - from; i += 2, n++) {
+            size_t nlen, slen;
+            const char *name = RedisModule_CallReplyStringPtr(RedisModule_CallReplyArrayElement(reply, i), &nlen);
+            const char *sc = RedisModule_CallReplyStringPtr(RedisModule_CallReplyArrayElement(reply, i + 1), &slen);
+            char buf[64];
+            if (!name || !sc || slen >= sizeof buf) break;
+            memcpy(buf, sc, slen);
+            buf[slen] = '\0';
+            parse_name(name, nlen, &out[n]);
+            out[n].us = score_us(strtod(buf, NULL));
+            out[n].name = NULL;
+        }
+    }
+    if (reply) RedisModule_FreeCallReply(reply);
+    return n;
+}
+
+/* What a search knows for sure: E at some rank. */
+typedef struct anchor {
+    int64_t rank, e;
+} anchor;
+
+/* E at rank `rank`, whose member is m: exact for a module member; for another one, E of the nearest
+ * module member above it, looked for upwards down to the anchor `above` (whose E is known). */
+static int64_t extra_at(log_reader *r, int64_t rank, const entry *m, anchor above) {
+    if (m->own) return extra_through(&r->b, m);
+    entry batch[BATCH];
+    for (int64_t hi = rank - 1; hi > above.rank;) {
+        int64_t lo = hi - BATCH + 1 > above.rank + 1 ? hi - BATCH + 1 : above.rank + 1;
+        int64_t n = fetch_ranks(r, lo, hi, batch);
+        for (int64_t k = n - 1; k >= 0; k--)
+            if (batch[k].own) return extra_through(&r->b, &batch[k]);
+        if (n < hi - lo + 1) break; /* the set ended early: not on an open key */
+        hi = lo - 1;
+    }
+    return above.e;
+}
+
+/* Whether the members ranked 0..rank (m at rank) hold more than i units: (rank + 1) + E(rank) > i. For a
+ * member of another format the bounds E(above) <= E(rank) <= E_last often answer without a look further
+ * up. When the answer is no and E(rank) is known, rank becomes the anchor above the rest of the search. */
+static int holds_more(log_reader *r, int64_t rank, const entry *m, anchor *above, int64_t i) {
+    if (!m->own && rank + 1 + above->e > i) return 1;
+    if (!m->own && rank + 1 + r->e_last <= i) return 0;
+    int64_t e = extra_at(r, rank, m, *above);
+    if (rank + 1 + e > i) return 1;
+    *above = (anchor){rank, e};
+    return 0;
+}
+
+/* The i-th newest unit among the held members, or INT64_MIN if they hold fewer units. */
+static int64_t held_nth(const log_reader *r, int64_t i) {
+    for (int64_t k = 0; k < r->nheld; k++) {
+        if (i < r->held[k].weight) return r->held[k].us;
+        i -= r->held[k].weight;
+    }
+    return INT64_MIN;
+}
+
+/* The view's accessor: the score of the i-th newest unit (0 <= i < units in the window). The held members
+ * answer the first units (HOLD members are walked for a unit just beyond them); further down, a binary
+ * search for the smallest rank r with (r + 1) + E(r) > i, where r lies in [i - E_last, i] since
+ * 0 <= E <= E_last in the window. */
 static int64_t log_nth(void *arg, int64_t i) {
     log_reader *r = arg;
-    rl_log_pending *log = &r->p->u.log;
-    if ((int64_t)log->count <= i) {
-        r->want = i + 1;
-        walk_down(r, visit_more);
+    int64_t us = held_nth(r, i);
+    if (us != INT64_MIN) return us;
+    if (r->nheld < HOLD && r->nheld < r->card) {
+        r->nheld = r->held_units = 0;
+        walk(r->p->key, r->ctx, 1, NEG_INF, POS_INF, 0, visit_hold, r);
+        if ((us = held_nth(r, i)) != INT64_MIN) return us;
     }
-    return (int64_t)log->count > i ? log->scores[i] : 0;
+    anchor above = {r->nheld - 1, r->held_units - r->nheld}; /* E at the last held member */
+    int64_t lo = i - r->e_last > r->nheld ? i - r->e_last : r->nheld;
+    int64_t hi = i < r->n_w - 1 ? i : r->n_w - 1;
+    entry m = {0};
+    int64_t m_rank = -1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (fetch_ranks(r, mid, mid, &m) != 1) break;
+        m_rank = mid;
+        if (holds_more(r, mid, &m, &above, i)) hi = mid;
+        else lo = mid + 1;
+    }
+    if (m_rank != lo && fetch_ranks(r, lo, lo, &m) != 1) return r->now; /* not on an open key */
+    return m.us;
 }
-
-/* --- the steps ------------------------------------------------------------------------------------- */
 
 static const char *log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     (void)err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     rl_log_pending *log = &p->u.log;
-    log->scores = log->local;
-    log->capacity = RL_LOG_LOCAL_SCORES;
     int type = RedisModule_KeyType(p->key);
     if (type != REDISMODULE_KEYTYPE_EMPTY && type != REDISMODULE_KEYTYPE_ZSET) return REDISMODULE_ERRORMSG_WRONGTYPE;
 
-    log_reader r = {.ctx = ctx, .p = p, .at_us = p->req->now_us};
+    log_reader r = {.ctx = ctx, .p = p, .now = p->req->now_us};
+    r.edge = r.now - p->req->params[1] * 1000;
     rl_slog_view view = {0, INT64_MIN, log_nth, &r};
+    int64_t units = 0;
     if (type == REDISMODULE_KEYTYPE_ZSET) {
-        log->card = (long long)RedisModule_ValueLength(p->key);
-        walk_down(&r, visit_head);
-        view.newest_us = log->count > 0 ? log->scores[0] : INT64_MIN;
-        view.in_window = log->card - count_out(p->key, ctx, r.at_us, p->req->params[1] * 1000);
+        r.card = (long long)RedisModule_ValueLength(p->key);
+        walk(p->key, ctx, 1, NEG_INF, POS_INF, 0, visit_top, &r);
+        count_window(&r);
+        view.newest_us = r.nheld > 0 ? r.held[0].us : INT64_MIN;
+        view.in_window = r.n_w + r.e_last;
+        units = r.card + total_extra(&r.b);
     }
+    log->card = r.card;
     rl_slog_decide_view(p->req, &view, &log->plan, &p->reply);
-    /* A call that logs nothing, trims nothing and leaves the expiry where it was changes nothing. */
+    /* A call that logs nothing, trims nothing, moves no member from the future to now and leaves the expiry
+     * where it was changes nothing (a peek, a denied call that logs nothing). */
+    int future = r.nheld > 0 && r.held[0].us > r.now;
     if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
     p->creates = log->card == 0 && log->plan.add > 0;
-    p->changes = log->card > log->plan.keep || log->plan.add > 0 ||
+    p->changes = units > log->plan.keep || log->plan.add > 0 || future ||
                  (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
     return NULL;
 }
 
-/* The members to add: "<at>-<seq>" for seq from next_seq on, skipping any name the set already holds (at
- * any score: a user's ZADD may have used one), so every attempt is its own entry. */
-static RedisModuleString **new_members(RedisModuleCtx *ctx, RedisModuleKey *key, const rl_log_pending *log) {
-    RedisModuleString **members = RedisModule_Alloc((size_t)log->plan.add * sizeof *members);
-    int64_t seq = log->next_seq;
-    for (int64_t i = 0; i < log->plan.add; seq++) {
-        RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%lld-%lld", (long long)log->plan.at_us, (long long)seq);
+/* --- commit: writing the plan ------------------------------------------------------------------------ */
+
+/* What commit reads before it writes: the members at or above now (merged or moved to now), the newest
+ * module member, the newest one below now, and the lowest members to drop. Names held are owned. */
+typedef struct log_writer {
+    int64_t now;
+    entries top;     /* members with score >= now, newest first */
+    newest_own b;    /* the newest module member */
+    entry below;     /* the newest module member below now (below.own = 0: none) */
+    int64_t walked;  /* members the top walk passed */
+    entries dropped; /* the lowest members, dropped whole */
+    entry cut;       /* the member the cap cuts (cut.own = 0: none), keeping weight - cut_by units */
+    int64_t cut_by, dropped_extra;
+} log_writer;
+
+/* Down from the top: every member at or above now, then on to the newest module member (which the
+ * totals are read against) if none was at or above now. */
+static int visit_commit_top(void *arg, RedisModuleString *name, double score, int *take) {
+    log_writer *w = arg;
+    entry e;
+    parse_member(name, score, &e);
+    w->walked++;
+    if (e.own && !w->b.found) w->b = (newest_own){1, w->walked - 1, e.x, e.floor, e.weight, e.us};
+    if (e.us >= w->now) {
+        *take = 1;
+        e.name = name;
+        *entries_push(&w->top) = e;
+        return 1;
+    }
+    if (!e.own) return !w->b.found;
+    if (w->b.us == e.us) { /* the newest module member is below now: keep it, it may be rewritten */
+        *take = 1;
+        e.name = name;
+        w->below = e;
+    }
+    return 0;
+}
+
+/* Up from the bottom: drop whole members while they fit in the units to drop; the next one is cut. */
+typedef struct drop_walk {
+    log_writer *w;
+    int64_t rem, limit; /* units still to drop; members it may look at (those below the top group) */
+} drop_walk;
+
+static int visit_drop(void *arg, RedisModuleString *name, double score, int *take) {
+    drop_walk *d = arg;
+    if (d->limit == 0) return 0;
+    d->limit--;
+    entry e;
+    parse_member(name, score, &e);
+    e.name = name;
+    *take = 1;
+    if (e.weight <= d->rem) {
+        d->rem -= e.weight;
+        if (e.own) d->w->dropped_extra = xmod(d->w->dropped_extra + e.weight - 1);
+        *entries_push(&d->w->dropped) = e;
+        return d->rem > 0;
+    }
+    d->w->cut = e; /* a module member: any other weighs 1 <= rem */
+    d->w->cut_by = d->rem;
+    d->rem = 0;
+    return 0;
+}
+
+static int visit_take(void *arg, RedisModuleString *name, double score, int *take) {
+    (void)score;
+    *take = 1;
+    entries_push(arg)->name = name;
+    return 1;
+}
+
+/* A free name "<t>-<seq>:<weight>:<x>:<floor>" (seq counts up from `seq` past names the set holds, at any
+ * score: a user's ZADD may have taken one). */
+static RedisModuleString *own_name(RedisModuleCtx *ctx, RedisModuleKey *key, int64_t t, int64_t seq, int64_t weight,
+                                   int64_t x, int64_t floor) {
+    for (;; seq++) {
+        RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%lld-%lld:%lld:%lld:%lld", (long long)t,
+                                                              (long long)seq, (long long)weight, (long long)x,
+                                                              (long long)floor);
         double taken;
-        if (RedisModule_ZsetScore(key, m, &taken) == REDISMODULE_OK) {
-            RedisModule_FreeString(ctx, m);
-            continue;
+        if (RedisModule_ZsetScore(key, m, &taken) != REDISMODULE_OK) return m;
+        RedisModule_FreeString(ctx, m);
+    }
+}
+
+/* The writes of one commit, applied in this order and replicated as the same commands: ZREMRANGEBYRANK
+ * of the lowest ranks, ZREM of members rewritten or merged, ZADD of members added or moved to now. */
+typedef struct log_edit {
+    const entries *lowest;    /* removed from the bottom (names borrowed) */
+    RedisModuleString **rem;  /* borrowed */
+    RedisModuleString **add;  /* owned when add_owned[i] */
+    int64_t *add_us;
+    int *add_owned;
+    size_t nrem, nadd;
+} log_edit;
+
+static void edit_init(log_edit *ed, const entries *lowest, size_t max) {
+    memset(ed, 0, sizeof *ed);
+    ed->lowest = lowest;
+    ed->rem = RedisModule_Alloc((max + 1) * sizeof *ed->rem);
+    ed->add = RedisModule_Alloc((max + 1) * sizeof *ed->add);
+    ed->add_us = RedisModule_Alloc((max + 1) * sizeof *ed->add_us);
+    ed->add_owned = RedisModule_Alloc((max + 1) * sizeof *ed->add_owned);
+}
+
+static void edit_add(log_edit *ed, RedisModuleString *m, int64_t us, int owned) {
+    ed->add[ed->nadd] = m;
+    ed->add_us[ed->nadd] = us;
+    ed->add_owned[ed->nadd++] = owned;
+}
+
+/* Removals first (the names the adds picked differ from every name removed), then the adds. */
+static void edit_apply(RedisModuleCtx *ctx, rl_pending *p, log_edit *ed) {
+    if (ed->lowest && ed->lowest->n > 0) {
+        for (size_t i = 0; i < ed->lowest->n; i++) RedisModule_ZsetRem(p->key, ed->lowest->e[i].name, NULL);
+        RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", p->keyname, 0LL, (long long)ed->lowest->n - 1);
+    }
+    if (ed->nrem > 0) {
+        for (size_t i = 0; i < ed->nrem; i++) RedisModule_ZsetRem(p->key, ed->rem[i], NULL);
+        RedisModule_Replicate(ctx, "ZREM", "sv", p->keyname, ed->rem, ed->nrem);
+    }
+    if (ed->nadd > 0) {
+        RedisModuleString **args = RedisModule_Alloc(2 * ed->nadd * sizeof *args);
+        for (size_t i = 0; i < ed->nadd; i++) {
+            RedisModule_ZsetAdd(p->key, (double)ed->add_us[i], ed->add[i], NULL);
+            args[2 * i] = RedisModule_CreateStringFromLongLong(ctx, ed->add_us[i]);
+            args[2 * i + 1] = ed->add[i];
         }
-        members[i++] = m;
-    }
-    return members;
-}
-
-/* Remove the `drop` lowest-ranked entries (lowest score first, then member, as ZREMRANGEBYRANK does). */
-static void trim_lowest(RedisModuleCtx *ctx, RedisModuleKey *key, long long drop) {
-    RedisModuleString **gone = RedisModule_Alloc((size_t)drop * sizeof *gone);
-    long long n = 0;
-    if (RedisModule_ZsetFirstInScoreRange(key, REDISMODULE_NEGATIVE_INFINITE, REDISMODULE_POSITIVE_INFINITE, 0, 0) ==
-        REDISMODULE_OK) {
-        while (n < drop && !RedisModule_ZsetRangeEndReached(key)) {
-            gone[n++] = RedisModule_ZsetRangeCurrentElement(key, NULL);
-            if (!RedisModule_ZsetRangeNext(key)) break;
+        RedisModule_Replicate(ctx, "ZADD", "sv", p->keyname, args, 2 * ed->nadd);
+        for (size_t i = 0; i < ed->nadd; i++) {
+            RedisModule_FreeString(ctx, args[2 * i]);
+            if (ed->add_owned[i]) RedisModule_FreeString(ctx, ed->add[i]);
         }
-        RedisModule_ZsetRangeStop(key);
+        RedisModule_Free(args);
     }
-    for (long long i = 0; i < n; i++) {
-        RedisModule_ZsetRem(key, gone[i], NULL);
-        RedisModule_FreeString(ctx, gone[i]);
-    }
-    RedisModule_Free(gone);
+    RedisModule_Free(ed->rem);
+    RedisModule_Free(ed->add);
+    RedisModule_Free(ed->add_us);
+    RedisModule_Free(ed->add_owned);
 }
 
-/* Add the plan's members at its time, and replicate them as one ZADD. */
-static void add_members(RedisModuleCtx *ctx, rl_pending *p) {
-    const rl_log_pending *log = &p->u.log;
-    RedisModuleString **members = new_members(ctx, p->key, log);
-    size_t nargs = 2 * (size_t)log->plan.add;
-    RedisModuleString **args = RedisModule_Alloc(nargs * sizeof *args);
-    RedisModuleString *score = RedisModule_CreateStringFromLongLong(ctx, log->plan.at_us);
-    for (int64_t i = 0; i < log->plan.add; i++) {
-        RedisModule_ZsetAdd(p->key, (double)log->plan.at_us, members[i], NULL);
-        args[2 * i] = score;
-        args[2 * i + 1] = members[i];
-    }
-    RedisModule_Replicate(ctx, "ZADD", "sv", p->keyname, args, nargs);
-    RedisModule_FreeString(ctx, score);
-    for (int64_t i = 0; i < log->plan.add; i++) RedisModule_FreeString(ctx, members[i]);
-    RedisModule_Free(members);
-    RedisModule_Free(args);
+/* Every kept unit is at now (the cap reaches into the members at or above now): the set becomes one
+ * member of `units` at now, or nothing; members of another format at now are folded into it, which
+ * decides the same (units of one time are interchangeable). Its name is free: every member goes first. */
+static void write_collapsed(RedisModuleCtx *ctx, rl_pending *p, int64_t now, int64_t units) {
+    entries all = {0};
+    walk(p->key, ctx, 0, NEG_INF, POS_INF, 0, visit_take, &all);
+    log_edit ed;
+    edit_init(&ed, &all, 1);
+    if (units > 0)
+        edit_add(&ed, RedisModule_CreateStringPrintf(ctx, "%lld-0:%lld:%lld:0", (long long)now, (long long)units,
+                                                     (long long)(units - 1)),
+                 now, 1);
+    edit_apply(ctx, p, &ed);
+    entries_free(ctx, &all);
 }
 
-/* Keep the newest plan.keep entries, add plan.add at plan.at_us, set the expiry. Everything not kept is
- * the lowest card - keep ranks: the entries read past `keep`, those never read, those out of the window. */
+static int same_member(const entry *a, const entry *b) {
+    return a->name && b->name && RedisModule_StringCompare(a->name, b->name) == 0;
+}
+
+/* The newest module member after the commit when no new member is written: the one at now, or the newest
+ * below now unless the cap dropped it. NULL when none is left. */
+static const entry *newest_kept(const log_writer *w, int64_t n_own_top) {
+    for (size_t i = 0; i < w->top.n; i++)
+        if (w->top.e[i].own) return &w->top.e[i];
+    if (n_own_top > 0 || !w->below.own) return NULL;
+    for (size_t i = 0; i < w->dropped.n; i++)
+        if (same_member(&w->dropped.e[i], &w->below)) return NULL;
+    return &w->below;
+}
+
+/* Keep the newest units (the cap stopped below the members at or above now): drop the lowest, cut one,
+ * merge the module members at or above now with the new units into one member at now, move the other
+ * members above now to now, and keep the floor of the newest module member true. */
+static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
+    const rl_slog_plan *plan = &p->u.log.plan;
+    int64_t floor1 = xmod(w->b.floor + w->dropped_extra + (w->cut.own ? w->cut_by : 0));
+    int64_t n_own = 0, merged = plan->add, last_own = -1;
+    for (size_t i = 0; i < w->top.n; i++)
+        if (w->top.e[i].own) {
+            n_own++;
+            merged = merged + w->top.e[i].weight < WEIGHT_MAX ? merged + w->top.e[i].weight : WEIGHT_MAX;
+            last_own = (int64_t)i;
+        }
+    int new_member = plan->add > 0 || n_own > 1 || (n_own == 1 && w->top.e[last_own].us > w->now);
+
+    log_edit ed;
+    edit_init(&ed, &w->dropped, w->top.n + 3);
+    if (w->cut.own) {
+        ed.rem[ed.nrem++] = w->cut.name;
+        edit_add(&ed, own_name(ctx, p->key, w->cut.us, w->cut.seq, w->cut.weight - w->cut_by, w->cut.x, floor1),
+                 w->cut.us, 1);
+    }
+    if (new_member) {
+        /* x continues from below the merged members (or from the newest module member below now). */
+        const entry *lowest = last_own >= 0 ? &w->top.e[last_own] : NULL;
+        int64_t base = lowest ? xmod(lowest->x - (lowest->weight - 1)) : w->b.found ? w->b.x : floor1;
+        for (size_t i = 0; i < w->top.n; i++)
+            if (w->top.e[i].own) ed.rem[ed.nrem++] = w->top.e[i].name;
+        edit_add(&ed, own_name(ctx, p->key, w->now, 0, merged, xmod(base + merged - 1), floor1), w->now, 1);
+    } else {
+        const entry *t = newest_kept(w, n_own);
+        if (t && t->floor != floor1 && !same_member(t, &w->cut)) {
+            ed.rem[ed.nrem++] = t->name;
+            edit_add(&ed, own_name(ctx, p->key, t->us, t->seq, t->weight, t->x, floor1), t->us, 1);
+        }
+    }
+    for (size_t i = 0; i < w->top.n; i++)
+        if (!w->top.e[i].own && w->top.e[i].us > w->now) edit_add(&ed, w->top.e[i].name, w->now, 0);
+    edit_apply(ctx, p, &ed);
+}
+
+/* Keep the newest plan.keep units (scores above now counting as now), add plan.add at now, set the
+ * expiry. What is not kept is the lowest units: those that left the window, and those beyond the cap. */
 static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     const rl_log_pending *log = &p->u.log;
-    long long drop = log->card - log->plan.keep;
-    if (drop > 0) {
-        trim_lowest(ctx, p->key, drop);
-        RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", p->keyname, 0LL, drop - 1);
-    }
-    if (log->plan.add > 0) add_members(ctx, p);
+    log_writer w = {.now = log->plan.at_us};
+    walk(p->key, ctx, 1, NEG_INF, POS_INF, 0, visit_commit_top, &w);
+    int64_t units = log->card + total_extra(&w.b);
+    drop_walk d = {&w, units > log->plan.keep ? units - log->plan.keep : 0, log->card - (long long)w.top.n};
+    if (d.rem > 0) walk(p->key, ctx, 0, NEG_INF, POS_INF, 0, visit_drop, &d);
+    if (d.rem > 0)
+        write_collapsed(ctx, p, w.now, log->plan.keep + log->plan.add);
+    else
+        write_kept(ctx, p, &w);
     if (p->reply.reset_after_ms > 0) {
         RedisModule_SetAbsExpire(p->key, log->expire_at_ms);
         RedisModule_Replicate(ctx, "PEXPIREAT", "sl", p->keyname, (long long)log->expire_at_ms);
     } else if (RedisModule_KeyType(p->key) == REDISMODULE_KEYTYPE_ZSET && RedisModule_ValueLength(p->key) == 0) {
         RedisModule_DeleteKey(p->key); /* an empty log is no key, as Redis does for an emptied sorted set */
     }
+    entries_free(ctx, &w.top);
+    entries_free(ctx, &w.dropped);
+    if (w.below.name) RedisModule_FreeString(ctx, w.below.name);
+    if (w.cut.name) RedisModule_FreeString(ctx, w.cut.name);
 }
 
 static void log_release(RedisModuleCtx *ctx, rl_pending *p) {
     (void)ctx;
-    if (p->u.log.scores && p->u.log.scores != p->u.log.local) RedisModule_Free(p->u.log.scores);
     if (p->key) RedisModule_CloseKey(p->key);
 }
 

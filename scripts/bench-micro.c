@@ -6,8 +6,8 @@
  * Each case runs N decisions through the algorithm's decide, as the module calls it (through the
  * rl_algorithm table), over an array of cells visited in a pseudo-random order, with a clock that moves
  * forward a few µs per decision; a cell whose decision leaves the limiter idle is new again next time, as
- * a deleted key would be. The sliding log is decided over full logs (limit + 1 scores per cell, the most
- * the module ever reads). The request stream (cell, time) is made before the clock starts, so the timed
+ * a deleted key would be. The sliding log is decided over full logs (limit + 1 entries of weight 1 per
+ * cell: the most entries a decision can look at). The request stream (cell, time) is made before the clock starts, so the timed
  * loop is just "load a request, decide".
  *
  * Output, one line per case:  NAME ns=<ns per decision, the best of --repeat runs> decisions=N
@@ -35,7 +35,7 @@ typedef struct bench_case {
     const rl_algorithm *alg;  /* NULL: the sliding log (or the loop only, when slog_limit is 0) */
     int64_t params[3];
     uint32_t flags;
-    int64_t slog_limit;       /* sliding log: limit (the log holds limit + 1 scores) */
+    int64_t slog_limit;       /* sliding log: limit (the log holds limit + 1 entries) */
     int64_t step_us;          /* clock advance per decision */
 } bench_case;
 
@@ -68,7 +68,7 @@ typedef struct request_stream {
 typedef struct bench_state {
     rl_cell *cells;
     uint8_t *exists;
-    int64_t *logs; /* sliding log: (limit + 1) scores per cell, newest first */
+    rl_slog_entry *logs; /* sliding log: (limit + 1) entries per cell, newest first */
     size_t ncells;
     uint64_t sink;
 } bench_state;
@@ -130,7 +130,7 @@ static void reset_state(const bench_case *bc, bench_state *st, int64_t t0) {
         int64_t window_us = bc->params[1] * 1000;
         for (size_t c = 0; c < st->ncells; c++)
             for (size_t k = 0; k < len; k++) /* spread over the window, newest first */
-                st->logs[c * len + k] = t0 - 1 - (int64_t)k * (window_us / 2 / (int64_t)len);
+                st->logs[c * len + k] = (rl_slog_entry){t0 - 1 - (int64_t)k * (window_us / 2 / (int64_t)len), 1};
     }
 }
 

@@ -283,7 +283,7 @@ int main(int argc, char **argv) {
     tlog exact = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
     tlog s_adm = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
     tlog f_adm = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
-    int64_t *slog = xmalloc(sizeof(int64_t) * (size_t)(max_n + 1));
+    rl_slog_entry *slog = xmalloc(sizeof(rl_slog_entry) * (size_t)(max_n + 1));
 
     cmp s_ex = {0}, f_ex = {0}, s_at = {0}, f_at = {0}, ex_at = {0};
     own s_own = {0}, f_own = {0};
@@ -328,16 +328,15 @@ int main(int argc, char **argv) {
             if (e_ok != (count_above(exact.t, exact.n, t - window) + cost <= limit)) fail("exact log", i, t);
             if (e_ok) exact.t[exact.n++] = t;
 
-            /* (c) RL.SLIDINGLOG: read the newest limit + 1 entries in the window, decide, keep the newest
-             * plan.keep of them, add plan.add at now. */
+            /* (c) RL.SLIDINGLOG: decide on the entries in the window (one per request, cost 1: weight 1),
+             * keep the newest plan.keep units, add plan.add (0 or 1) at now. */
             lreq.now_us = now_us;
-            while (tail > head && slog[tail - 1] <= now_us - W_us) tail--;
-            int64_t read_max = rl_slog_read_max(&lreq), in_log = tail - head;
+            while (tail > head && slog[tail - 1].at_us <= now_us - W_us) tail--;
             rl_slog_plan plan;
-            rl_slog_decide(&lreq, slog + head, (size_t)(in_log < read_max ? in_log : read_max), &plan, &rep);
+            rl_slog_decide(&lreq, slog + head, (size_t)(tail - head), &plan, &rep);
             int a_ok = rep.allowed != 0;
             tail = head + plan.keep;
-            for (int64_t a = 0; a < plan.add; a++) slog[--head] = now_us;
+            for (int64_t a = 0; a < plan.add; a++) slog[--head] = (rl_slog_entry){now_us, 1};
             if (rep.reset_after_ms == 0 && head != tail) fail("attempt log idle but not empty", i, t);
             /* Its rule with cost 1 and a forward clock: admitted iff the earlier attempts in (t - W, t]
              * number fewer than L. */

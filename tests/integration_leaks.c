@@ -52,6 +52,21 @@ static void workload(server *s, redisContext *c) {
         freeReplyObject(cmdline(c, "RL.WINDOW many:w%d 3 100", i % 5));
         if (i % 50 == 0) run(c, "RL.CLOCK ADVANCE 400");
     }
+    /* Sliding logs: members from the future moved to now, an earlier version's members, a log of many
+     * weighted members with others' members between them searched by rank when a call blocks, a clock
+     * step back merging members, and the cap cutting into the units at now. */
+    run(c, "RL.CLOCK SET 1700000100000");
+    run(c, "ZADD s4 +inf u1 1800000000000000 u2 1700000099999000 1700000099999000-0");
+    run(c, "RL.SLIDINGLOG s4 5 1000");
+    for (int i = 0; i < 60; i++) {
+        freeReplyObject(cmdline(c, "RL.SLIDINGLOG deep 100 100000 COST %d", 1 + i % 3));
+        if (i % 5 == 0) freeReplyObject(cmdline(c, "ZADD deep %lld other:%d", (1700000100000LL + i) * 1000 - 1, i));
+        run(c, "RL.CLOCK ADVANCE 1");
+    }
+    static const char *const deep[] = {"RL.SLIDINGLOG deep 100 100000 COST 2", "RL.SLIDINGLOG deep 100 100000 DRYRUN",
+                                       "RL.CLOCK SET 1700000100010", "RL.SLIDINGLOG deep 100 100000 COST 1",
+                                       "RL.SLIDINGLOG deep 100 100000 COST 100", "RL.SLIDINGLOG deep 100 100000 COST 0"};
+    for (size_t i = 0; i < sizeof deep / sizeof deep[0]; i++) run(c, deep[i]);
 
     /* RESTORE: a good payload, then a truncated one. */
     size_t len;

@@ -1,12 +1,18 @@
 /* unit_slidinglog.c -- the sliding log decision (algorithms/slidinglog.c) on a fake clock.
  *
- * The test plays the module: it keeps the log as a newest-first array, reads what the module would read
- * (the newest limit + 1 entries with score > now - W), calls rl_slog_decide and applies the plan. Then:
+ * The test plays the module: it keeps the log as a newest-first array of weighted entries (one per
+ * attempt, as the sorted set holds them; an entry of weight 1 is also what a user's ZADD or an earlier
+ * version's one-member-per-unit log leaves), calls rl_slog_decide and applies the plan as
+ * module/store_log.c does: entries above now move to now (merged with the new ones), the newest plan.keep
+ * units are kept (the oldest kept entry may keep part of its weight), plan.add units are added at now.
+ * Then:
  *   1. hand-computed tables (count rule, peeks, cost above the limit, MINGAP, clock going back);
- *   2. generated traces against a reference model, an untrimmed sliding log that keeps every entry ever
- *      logged and computes every reply field by brute force (retry_after by trying each ms in turn): all
- *      reply fields must be identical, and the trimmed log never holds more than limit + 1 entries (it is
- *      exactly the newest limit + 1 entries of the reference's window);
+ *   2. generated traces against a reference model, an untrimmed sliding log of one entry per unit (kept
+ *      as runs of equal scores) that computes every reply field by brute force (retry_after by trying
+ *      each ms in turn): all reply fields must be identical, and the trimmed log never holds more than
+ *      limit + 1 units (it is exactly the newest limit + 1 units of the reference's window). Limits and
+ *      costs go up to 10^5; some traces start from a log of weight-1 entries (an earlier version's log, or
+ *      a user's members), some of them in the future;
  *   3. exactness of retry_after (one ms earlier still blocked, at the value admitted) on copies;
  *   4. a long run of blocked attempts, large limits and costs without materialising them, validation. */
 #include <stdlib.h>
@@ -16,10 +22,10 @@
 #include "rng.h"
 #include "../algorithms/slidinglog.h"
 
-/* --- the test's module: a newest-first log --------------------------------------------------------- */
+/* --- the test's module: a newest-first log of weighted entries ----------------------------------- */
 
 typedef struct tlog {
-    int64_t *s; /* newest first */
+    rl_slog_entry *e; /* newest first */
     size_t n, cap;
 } tlog;
 
@@ -27,15 +33,21 @@ static void tlog_reserve(tlog *lg, size_t n) {
     if (n <= lg->cap) return;
     size_t cap = lg->cap ? lg->cap : 16;
     while (cap < n) cap *= 2;
-    lg->s = realloc(lg->s, cap * sizeof *lg->s);
-    if (!lg->s) abort();
+    lg->e = realloc(lg->e, cap * sizeof *lg->e);
+    if (!lg->e) abort();
     lg->cap = cap;
 }
 
 static void tlog_copy(tlog *dst, const tlog *src) {
     tlog_reserve(dst, src->n);
-    if (src->n) memcpy(dst->s, src->s, src->n * sizeof *src->s);
+    if (src->n) memcpy(dst->e, src->e, src->n * sizeof *src->e);
     dst->n = src->n;
+}
+
+static int64_t tlog_units(const tlog *lg) {
+    int64_t u = 0;
+    for (size_t i = 0; i < lg->n; i++) u += lg->e[i].weight;
+    return u;
 }
 
 static rl_request make_req(int64_t limit, int64_t window_ms, int64_t cost, int64_t mingap_ms, int64_t now_us) {
@@ -43,14 +55,12 @@ static rl_request make_req(int64_t limit, int64_t window_ms, int64_t cost, int64
     return r;
 }
 
-/* What the module reads: the newest-first prefix with score > now - W, at most limit + 1 of it. */
-static size_t tlog_readable(const tlog *lg, const rl_request *req) {
-    int64_t cut = req->now_us - req->params[1] * 1000;
-    size_t c = 0;
-    while (c < lg->n && lg->s[c] > cut) c++;
+/* Units with score > now - W (scores above now counting as now), at most limit + 1. */
+static int64_t tlog_in_window(const tlog *lg, const rl_request *req) {
+    int64_t cut = req->now_us - req->params[1] * 1000, c = 0;
+    for (size_t i = 0; i < lg->n && lg->e[i].at_us > cut; i++) c += lg->e[i].weight;
     int64_t max = rl_slog_read_max(req);
-    if ((int64_t)c > max) c = (size_t)max;
-    return c;
+    return c < max ? c : max;
 }
 
 /* Decide without touching the log (a DRYRUN, or a probe). */
@@ -58,37 +68,48 @@ static rl_reply tlog_peek(const tlog *lg, const rl_request *req, rl_slog_plan *p
     rl_reply reply;
     memset(&reply, 0x5a, sizeof reply);
     rl_slog_plan p = {-7, -7, -7};
-    rl_slog_decide(req, lg->s, tlog_readable(lg, req), plan ? plan : &p, &reply);
+    rl_slog_decide(req, lg->e, lg->n, plan ? plan : &p, &reply);
     return reply;
 }
 
 static long plan_bad; /* plans breaking their contract (counted in one check at the end) */
 
-/* One call: decide, then apply the plan as the module does. */
+/* Apply a plan as the module does: one entry at now holding the new units and those at or above now
+ * that are kept, then the older entries down to `keep` units, the last one cut. */
+static void tlog_apply(tlog *lg, int64_t now, const rl_slog_plan *plan) {
+    int64_t keep = plan->keep, front = 0;
+    size_t i = 0;
+    while (i < lg->n && lg->e[i].at_us >= now) front += lg->e[i++].weight;
+    if (front > keep) front = keep;
+    keep -= front;
+    tlog out = {0};
+    tlog_reserve(&out, lg->n + 1);
+    if (plan->add + front > 0) out.e[out.n++] = (rl_slog_entry){now, plan->add + front};
+    for (; i < lg->n && keep > 0; i++) {
+        int64_t w = lg->e[i].weight < keep ? lg->e[i].weight : keep;
+        out.e[out.n++] = (rl_slog_entry){lg->e[i].at_us, w};
+        keep -= w;
+    }
+    free(lg->e);
+    *lg = out;
+}
+
+/* One call: decide, check the plan's contract, apply it. */
 static rl_reply tlog_call(tlog *lg, const rl_request *req) {
     rl_slog_plan plan;
-    size_t given = tlog_readable(lg, req);
+    int64_t c = tlog_in_window(lg, req), cap = rl_slog_read_max(req);
     rl_reply reply = tlog_peek(lg, req, &plan);
-    int64_t limit = req->params[0];
-    if (plan.add < 0 || plan.add > req->cost || plan.keep < 0 || (size_t)plan.keep > given ||
-        plan.keep + plan.add > limit + 1) {
+    int64_t limit = req->params[0], want_add = req->cost > limit ? 0 : req->cost;
+    int64_t want_keep = c < cap - want_add ? c : cap - want_add;
+    if (plan.add != want_add || plan.keep != want_keep || plan.keep + plan.add > limit + 1 ||
+        plan.at_us != req->now_us) {
         plan_bad++;
-        fprintf(stderr, "bad plan: add %lld keep %lld (given %zu, cost %lld, limit %lld)\n",
-                (long long)plan.add, (long long)plan.keep, given, (long long)req->cost, (long long)limit);
+        fprintf(stderr, "bad plan: add %lld keep %lld at %lld (in window %lld, cost %lld, limit %lld, now %lld)\n",
+                (long long)plan.add, (long long)plan.keep, (long long)plan.at_us, (long long)c,
+                (long long)req->cost, (long long)limit, (long long)req->now_us);
         return reply;
     }
-    if (plan.add > 0 && (plan.at_us < req->now_us || (plan.keep > 0 && plan.at_us < lg->s[0]))) {
-        plan_bad++;
-        fprintf(stderr, "bad plan: at %lld is before now %lld or the newest entry\n", (long long)plan.at_us,
-                (long long)req->now_us);
-        return reply;
-    }
-    /* Keep the newest plan.keep entries, then add plan.add entries at plan.at_us: the newest of all. */
-    size_t keep = (size_t)plan.keep, add = (size_t)plan.add;
-    tlog_reserve(lg, keep + add);
-    if (keep > 0) memmove(lg->s + add, lg->s, keep * sizeof *lg->s);
-    for (size_t i = 0; i < add; i++) lg->s[i] = plan.at_us;
-    lg->n = keep + add;
+    tlog_apply(lg, req->now_us, &plan);
     return reply;
 }
 
@@ -97,7 +118,7 @@ static rl_reply tlog_call(tlog *lg, const rl_request *req) {
 typedef struct row {
     int64_t t_us, cost, mingap_ms;
     int64_t allowed, remaining, retry_ms, reset_ms;
-    size_t size; /* log size after the call */
+    int64_t units; /* log size (units) after the call */
 } row;
 
 static void run_table(const char *name, int64_t limit, int64_t window_ms, const row *rows, size_t nrows) {
@@ -106,18 +127,19 @@ static void run_table(const char *name, int64_t limit, int64_t window_ms, const 
         const row *r = &rows[i];
         rl_request req = make_req(limit, window_ms, r->cost, r->mingap_ms, r->t_us);
         rl_reply got = tlog_call(&lg, &req);
+        int64_t units = tlog_units(&lg);
         int ok = got.allowed == r->allowed && got.limit == limit && got.remaining == r->remaining &&
                  got.retry_after_ms == r->retry_ms && got.reset_after_ms == r->reset_ms && got.wait_ms == 0 &&
-                 lg.n == r->size;
+                 units == r->units;
         if (!check_record(ok, __FILE__, __LINE__, name))
             fprintf(stderr,
-                    "     row %zu: got allowed %lld remaining %lld retry %lld reset %lld size %zu, expected "
-                    "%lld %lld %lld %lld %zu\n",
+                    "     row %zu: got allowed %lld remaining %lld retry %lld reset %lld units %lld, expected "
+                    "%lld %lld %lld %lld %lld\n",
                     i + 1, (long long)got.allowed, (long long)got.remaining, (long long)got.retry_after_ms,
-                    (long long)got.reset_after_ms, lg.n, (long long)r->allowed, (long long)r->remaining,
-                    (long long)r->retry_ms, (long long)r->reset_ms, r->size);
+                    (long long)got.reset_after_ms, (long long)units, (long long)r->allowed,
+                    (long long)r->remaining, (long long)r->retry_ms, (long long)r->reset_ms, (long long)r->units);
     }
-    free(lg.s);
+    free(lg.e);
 }
 
 #define S 1000000LL /* one second in µs */
@@ -125,7 +147,7 @@ static void run_table(const char *name, int64_t limit, int64_t window_ms, const 
 static void test_tables(void) {
     /* limit 3 in 1 s, no MINGAP. */
     static const row count_rows[] = {
-        /* t           cost gap  allowed rem retry reset size */
+        /* t           cost gap  allowed rem retry reset units */
         {1 * S, 1, 0, 1, 2, -1, 1000, 1},
         {1200000, 1, 0, 1, 1, -1, 1000, 2},
         {1400000, 2, 0, 0, 0, 1000, 1000, 4},     /* 2 + 2 > 3; the 2nd newest (1.4) leaves at 2.4 */
@@ -134,9 +156,9 @@ static void test_tables(void) {
         {2000001, 1, 0, 0, 0, 400, 1000, 4},      /* 3 + 1 > 3; 1.4 leaves at 2.4: 399.999 ms */
         {2200000, 1, 0, 0, 0, 200, 1000, 4},      /* 1.2 has left, blocked again, log {2.2 2.000001 1.4 1.4} */
         {2400000, 1, 0, 1, 0, -1, 1000, 3},       /* both 1.4 left */
-        {2400000, 5, 0, 0, 0, -1, 1000, 4},       /* cost > limit: never; logs limit+1 copies of 2.4 */
-        {3399999, 1, 0, 0, 0, 1, 1000, 4},        /* 4 copies of 2.4 in the window: 1 µs to go */
-        {3400000, 1, 0, 1, 1, -1, 1000, 2},       /* only 3.399999 left */
+        {2400000, 5, 0, 0, 0, -1, 1000, 3},       /* cost > limit: never, and not logged */
+        {3399999, 1, 0, 1, 1, -1, 1000, 2},       /* only 2.4 is in the window: the cost 5 locked nothing */
+        {3400000, 1, 0, 1, 1, -1, 1000, 2},       /* 2.4 has left: {3.4 3.399999} */
         {3400000, 0, 0, 1, 1, -1, 1000, 2},       /* a peek admitted adds nothing */
         {4400000, 0, 0, 1, 3, -1, 0, 0},          /* everything left: empty, key deleted */
     };
@@ -159,112 +181,101 @@ static void test_tables(void) {
     };
     run_table("mingap rows", 5, 1000, gap_rows, sizeof gap_rows / sizeof *gap_rows);
 
-    /* limit 2 in 100 ms, the clock going back: calls behind the newest entry (5.0) are decided and
-     * logged at 5.0, as if the clock had held still; durations are measured from the real now. */
+    /* limit 2 in 100 ms, the clock going back: entries above now count as logged now (and are moved
+     * there), the call decides and logs at now. */
     static const row back_rows[] = {
         {5 * S, 1, 0, 1, 1, -1, 100, 1},
-        {4900000, 1, 0, 1, 0, -1, 200, 2},        /* decided at 5.0: {5.0 5.0}; reset 5.1 - 4.9 */
-        {4950000, 1, 0, 0, 0, 150, 150, 3},       /* {5.0 x3}: the 2nd newest leaves at 5.1 */
-        {4950000, 0, 10, 0, 0, 150, 150, 3},      /* peek: the 3rd newest leaves at 5.1 (gap: 5.01) */
-        {5 * S, 2, 0, 0, 0, 100, 100, 3},         /* {5.0 5.0 5.0} */
-        {4 * S, 1, 0, 0, 0, 1100, 1100, 3},       /* decided at 5.0, blocked until 5.1 */
-        {4 * S, 0, 0, 0, 0, 1100, 1100, 3},
-        {5100000, 1, 0, 1, 1, -1, 100, 1},        /* 5.0 entries left the window at 5.1 */
+        {4900000, 1, 0, 1, 0, -1, 100, 2},        /* 5.0 counts as 4.9: {4.9 4.9} */
+        {4950000, 1, 0, 0, 0, 50, 100, 3},        /* {4.95 4.9 4.9}: the 2nd newest leaves at 5.0 */
+        {4950000, 0, 10, 0, 0, 50, 100, 3},       /* peek: the 3rd newest leaves at 5.0 (gap: 4.96) */
+        {5 * S, 2, 0, 0, 0, 100, 100, 3},         /* both 4.9 left; {5.0 5.0 4.95} */
+        {4 * S, 1, 0, 0, 0, 100, 100, 3},         /* back 1 s: all three count as 4.0: {4.0 x3} */
+        {4 * S, 0, 0, 0, 0, 100, 100, 3},
+        {4100000, 1, 0, 1, 1, -1, 100, 1},        /* all left at 4.1 (a clock that held still at 5.0 would
+                                                     block until 5.1: the price of the rule) */
     };
     run_table("clock-back rows", 2, 100, back_rows, sizeof back_rows / sizeof *back_rows);
 
-    /* A call behind the newest entry is decided at its time: MINGAP then blocks until the clock has
-     * passed that entry by MINGAP. */
+    /* An entry above now counts as now, for MINGAP too: the gap runs from now. */
     static const row future_gap_rows[] = {
         {5 * S, 1, 0, 1, 9, -1, 100, 1},
-        {4 * S, 1, 1, 0, 8, 1001, 1100, 2},       /* decided and logged at 5.0 */
-        {5000999, 0, 1, 0, 8, 1, 100, 2},         /* 999 µs after 5.0: the gap is not over */
-        {5001000, 1, 1, 1, 7, -1, 100, 3},
+        {4 * S, 1, 1, 0, 8, 1, 100, 2},           /* 5.0 counts as 4.0: 0 µs old; logged at 4.0 */
+        {4000999, 0, 1, 0, 8, 1, 100, 2},         /* 999 µs after 4.0: the gap is not over */
+        {4001000, 1, 1, 1, 7, -1, 100, 3},
     };
     run_table("future mingap rows", 10, 100, future_gap_rows, sizeof future_gap_rows / sizeof *future_gap_rows);
 }
 
 /* --- 2. the reference model ------------------------------------------------------------------------ */
 
-/* Every entry ever logged, in no particular order. With forget set, a call first removes the entries
- * with score <= now - W, as the sorted set does (the only difference from keeping them all is when the
- * clock goes back past a removal). */
+/* Every unit ever logged, as runs (score, how many), in no particular order. A call first moves the
+ * units above now to now; with forget set, it also removes the units with score <= now - W, as the sorted
+ * set does (the only difference from keeping them all is when the clock goes back past a removal). */
+typedef struct run {
+    int64_t s, m;
+} run;
 typedef struct ref {
-    int64_t *s;
+    run *r;
     size_t n, cap;
 } ref;
 
-static void ref_push(ref *r, int64_t v) {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 64;
-        r->s = realloc(r->s, r->cap * sizeof *r->s);
-        if (!r->s) abort();
+static void ref_push(ref *f, int64_t s, int64_t m) {
+    if (m <= 0) return;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        f->r = realloc(f->r, f->cap * sizeof *f->r);
+        if (!f->r) abort();
     }
-    r->s[r->n++] = v;
+    f->r[f->n++] = (run){s, m};
 }
 
-static int ref_admits(const ref *r, int64_t t, int64_t cost, int64_t limit, int64_t w_us, int64_t g_us) {
-    if (cost > limit) return 0;
-    int64_t c = 0, newest = INT64_MIN;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->s[i] > t - w_us) {
-            c++;
-            if (r->s[i] > newest) newest = r->s[i];
+/* Units with score > t - W, and the newest of them. */
+static int64_t ref_count(const ref *f, int64_t t, int64_t w_us, int64_t *newest) {
+    int64_t c = 0;
+    *newest = INT64_MIN;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->r[i].s > t - w_us) {
+            c += f->r[i].m;
+            if (f->r[i].s > *newest) *newest = f->r[i].s;
         }
+    return c;
+}
+
+static int ref_admits(const ref *f, int64_t t, int64_t cost, int64_t limit, int64_t w_us, int64_t g_us) {
+    if (cost > limit) return 0;
+    int64_t newest, c = ref_count(f, t, w_us, &newest);
     if (c + cost > limit) return 0;
     if (g_us > 0 && c > 0 && t - newest < g_us) return 0;
     return 1;
 }
 
-/* The newest entry the reference holds (INT64_MIN when empty). */
-static int64_t ref_newest(const ref *r) {
-    int64_t newest = INT64_MIN;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->s[i] > newest) newest = r->s[i];
-    return newest;
-}
-
-/* The log's clock never runs back: a call at now is decided at max(now, newest entry). */
-static int64_t ref_time(const ref *r, int64_t now) {
-    int64_t newest = ref_newest(r);
-    return newest > now ? newest : now;
-}
-
-static rl_reply ref_call(ref *r, const rl_request *req, int forget) {
+static rl_reply ref_call(ref *f, const rl_request *req, int forget) {
     int64_t limit = req->params[0], w_us = req->params[1] * 1000, g_us = req->mingap_ms * 1000;
-    int64_t now = req->now_us, t = ref_time(r, now), cost = req->cost;
-    if (forget) {
-        size_t j = 0;
-        for (size_t i = 0; i < r->n; i++)
-            if (r->s[i] > t - w_us) r->s[j++] = r->s[i];
-        r->n = j;
+    int64_t now = req->now_us, cost = req->cost;
+    size_t j = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->r[i].s > now) f->r[i].s = now;
+        if (!forget || f->r[i].s > now - w_us) f->r[j++] = f->r[i];
     }
+    f->n = j;
     rl_reply out = {0};
-    out.allowed = ref_admits(r, t, cost, limit, w_us, g_us);
-    for (int64_t i = 0; i < cost; i++) ref_push(r, t);
+    out.allowed = ref_admits(f, now, cost, limit, w_us, g_us);
+    if (cost <= limit) ref_push(f, now, cost);
     out.limit = limit;
     out.wait_ms = 0;
-    int64_t c = 0, newest = INT64_MIN;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->s[i] > t - w_us) {
-            c++;
-            if (r->s[i] > newest) newest = r->s[i];
-        }
+    int64_t newest, c = ref_count(f, now, w_us, &newest);
     out.remaining = limit - c > 0 ? limit - c : 0;
     int64_t idle = c > 0 ? newest + w_us - now : 0;
     out.reset_after_us = idle;
     out.reset_after_ms = (idle + 999) / 1000;
     out.retry_after_ms = -1;
     if (!out.allowed && cost <= limit) {
-        /* Try each ms up to the one where every entry has left the window (then the log is empty and
-         * any cost <= limit passes). */
-        int64_t last = INT64_MIN;
-        for (size_t i = 0; i < r->n; i++)
-            if (r->s[i] > last) last = r->s[i];
-        int64_t horizon_ms = (last + w_us - now) / 1000 + 1;
+        /* Try each ms up to the one where every unit has left the window (then the log is empty and
+         * any cost <= limit passes); every unit is at or below now after the call. */
+        int64_t horizon_ms = c > 0 ? (newest + w_us - now) / 1000 + 1 : 0;
         out.retry_after_ms = -2; /* not found within the horizon: a failure */
         for (int64_t k = 0; k <= horizon_ms; k++)
-            if (ref_admits(r, ref_time(r, now + k * 1000), cost, limit, w_us, g_us)) {
+            if (ref_admits(f, now + k * 1000, cost, limit, w_us, g_us)) {
                 out.retry_after_ms = k;
                 break;
             }
@@ -287,32 +298,51 @@ static void print_reply(const char *who, const rl_reply *r) {
             (long long)r->reset_after_us);
 }
 
-static int cmp_desc(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+static int cmp_run_desc(const void *a, const void *b) {
+    int64_t x = ((const run *)a)->s, y = ((const run *)b)->s;
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The trimmed log must be exactly the newest limit + 1 entries of the reference's window. */
-static int trimmed_is_prefix(const tlog *lg, const ref *r, int64_t now, int64_t w_us, int64_t limit,
-                             int64_t **scratch, size_t *scratch_cap) {
-    if (*scratch_cap < r->n) {
-        *scratch_cap = r->n * 2;
-        *scratch = realloc(*scratch, *scratch_cap * sizeof **scratch);
-        if (!*scratch) abort();
+/* Runs newest first, equal scores merged, cut after `max` units. */
+static size_t runs_normalise(run *r, size_t n, int64_t max) {
+    if (n > 1) qsort(r, n, sizeof *r, cmp_run_desc);
+    size_t k = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < n && total < max; i++) {
+        int64_t m = r[i].m < max - total ? r[i].m : max - total;
+        total += m;
+        if (k > 0 && r[k - 1].s == r[i].s) r[k - 1].m += m;
+        else r[k++] = (run){r[i].s, m};
     }
-    size_t c = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->s[i] > now - w_us) (*scratch)[c++] = r->s[i];
-    if (c > 1) qsort(*scratch, c, sizeof **scratch, cmp_desc);
-    size_t want = c < (size_t)limit + 1 ? c : (size_t)limit + 1;
-    if (lg->n != want) return 0;
-    for (size_t i = 0; i < want; i++)
-        if (lg->s[i] != (*scratch)[i]) return 0;
+    return k;
+}
+
+/* The trimmed log must be exactly the newest limit + 1 units of the reference's window. */
+static int trimmed_is_prefix(const tlog *lg, const ref *f, int64_t now, int64_t w_us, int64_t limit, run **a,
+                             run **b, size_t *cap) {
+    size_t need = (f->n > lg->n ? f->n : lg->n) + 1;
+    if (*cap < need) {
+        *cap = need * 2;
+        *a = realloc(*a, *cap * sizeof **a);
+        *b = realloc(*b, *cap * sizeof **b);
+        if (!*a || !*b) abort();
+    }
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->r[i].s > now - w_us) (*a)[na++] = f->r[i];
+    for (size_t i = 0; i < lg->n; i++) (*b)[nb++] = (run){lg->e[i].at_us, lg->e[i].weight};
+    na = runs_normalise(*a, na, limit + 1);
+    size_t nb0 = nb;
+    nb = runs_normalise(*b, nb, INT64_MAX);
+    if (na != nb || nb0 > (size_t)limit + 1) return 0;
+    for (size_t i = 0; i < na; i++)
+        if ((*a)[i].s != (*b)[i].s || (*a)[i].m != (*b)[i].m) return 0;
     return 1;
 }
 
 typedef struct trace_stats {
-    long steps, blocked, allowed, probes, max_ref_size;
+    long steps, blocked, allowed, probes, max_ref_runs;
+    int64_t max_units;
 } trace_stats;
 
 static long exact_bad, prefix_bad, size_bad, mismatch, monotone_bad;
@@ -337,20 +367,57 @@ static void probe_retry(const tlog *lg, const rl_request *req, int64_t retry_ms,
     }
 }
 
+static int cmp_entry_desc(const void *a, const void *b) {
+    int64_t x = ((const rl_slog_entry *)a)->at_us, y = ((const rl_slog_entry *)b)->at_us;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A log left by someone else: weight-1 entries (an earlier version's members, a user's ZADD) around t,
+ * some of them above it. */
+static void seed_log(tlog *lg, ref *f, int64_t t, int64_t w_us, int64_t max) {
+    size_t n = (size_t)rng_range(1, max);
+    tlog_reserve(lg, n);
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = rng_range(0, 9) == 0 ? t + rng_range(0, 2 * w_us) : t - rng_range(0, 2 * w_us);
+        lg->e[i] = (rl_slog_entry){s, 1};
+        ref_push(f, s, 1);
+    }
+    lg->n = n;
+    qsort(lg->e, n, sizeof *lg->e, cmp_entry_desc);
+}
+
+/* A trace's shape: its limits, and how costs are drawn. */
+typedef struct shape {
+    const int64_t *limits;
+    size_t nlimits;
+    int64_t max_cost; /* costs above the limit go up to this */
+    int seed;         /* start from a log of weight-1 entries */
+} shape;
+
+static int64_t pick_cost(int64_t limit, int64_t max_cost) {
+    int64_t u = rng_range(0, 99);
+    if (u < 15) return 0;
+    if (u < 50) return 1;
+    if (u < 75) return rng_range(1, limit);
+    if (u < 82) return limit;
+    if (u < 92) return limit + rng_range(1, 2);
+    return rng_range(limit < max_cost ? limit : 1, max_cost > limit + 3 ? max_cost : limit + 3);
+}
+
 /* One generated trace. back: the clock sometimes steps back (the reference then forgets as the sorted
  * set does, and the monotonicity of admission in time is checked). */
-static void run_trace(int trace_no, int back, int steps, trace_stats *st) {
-    static const int64_t limits[] = {1, 2, 3, 4, 5, 8, 13};
+static void run_trace(int trace_no, int back, int steps, const shape *sh, trace_stats *st) {
     static const int64_t windows[] = {1, 2, 3, 5, 8, 20};
-    int64_t limit = limits[rng() % (sizeof limits / sizeof *limits)];
+    int64_t limit = sh->limits[rng() % sh->nlimits];
     int64_t window_ms = windows[rng() % (sizeof windows / sizeof *windows)];
     int64_t w_us = window_ms * 1000;
     int64_t t = 1700000000000000LL + rng_range(0, 999999);
 
     tlog lg = {0}, scratch = {0};
     ref r = {0};
-    int64_t *sorted = NULL;
-    size_t sorted_cap = 0;
+    run *ra = NULL, *rb = NULL;
+    size_t rcap = 0;
+    if (sh->seed) seed_log(&lg, &r, t, w_us, limit < 300 ? 3 * limit + 2 : 300);
 
     for (int step = 0; step < steps; step++) {
         /* Bursty times: many at the same µs, some µs apart, some within the window, some gaps. */
@@ -367,14 +434,7 @@ static void run_trace(int trace_no, int back, int steps, trace_stats *st) {
         } else {
             t -= rng_range(1, 2 * w_us);
         }
-        /* Costs: peeks, one, several, just above the limit, far above. */
-        int64_t cost;
-        u = rng_range(0, 99);
-        if (u < 15) cost = 0;
-        else if (u < 55) cost = 1;
-        else if (u < 80) cost = rng_range(1, limit);
-        else if (u < 92) cost = limit + rng_range(1, 2);
-        else cost = rng_range(limit + 3, 3 * limit + 5);
+        int64_t cost = pick_cost(limit, sh->max_cost);
         /* MINGAP: none, shorter than, equal to, longer than the window. */
         int64_t gap;
         u = rng_range(0, 99);
@@ -396,7 +456,9 @@ static void run_trace(int trace_no, int back, int steps, trace_stats *st) {
         st->steps++;
         if (got.allowed) st->allowed++;
         else st->blocked++;
-        if ((long)r.n > st->max_ref_size) st->max_ref_size = (long)r.n;
+        if ((long)r.n > st->max_ref_runs) st->max_ref_runs = (long)r.n;
+        int64_t units = tlog_units(&lg);
+        if (units > st->max_units) st->max_units = units;
 
         if (!same_reply(&got, &want)) {
             if (mismatch++ < 5) {
@@ -407,35 +469,44 @@ static void run_trace(int trace_no, int back, int steps, trace_stats *st) {
                 print_reply("reference", &want);
             }
         }
-        if (lg.n > (size_t)limit + 1) size_bad++;
-        if (!trimmed_is_prefix(&lg, &r, t, w_us, limit, &sorted, &sorted_cap)) {
+        if (units > limit + 1) size_bad++;
+        if (!trimmed_is_prefix(&lg, &r, t, w_us, limit, &ra, &rb, &rcap)) {
             if (prefix_bad++ < 5)
-                fprintf(stderr, "trace %d step %d: trimmed log is not the newest limit+1 of the window\n",
+                fprintf(stderr, "trace %d step %d: trimmed log is not the newest limit+1 units of the window\n",
                         trace_no, step);
         }
         if (!got.allowed) probe_retry(&lg, &req, got.retry_after_ms, &scratch, st);
     }
-    free(lg.s);
-    free(scratch.s);
-    free(r.s);
-    free(sorted);
+    free(lg.e);
+    free(scratch.e);
+    free(r.r);
+    free(ra);
+    free(rb);
 }
 
 static void test_traces(void) {
+    static const int64_t small[] = {1, 2, 3, 4, 5, 8, 13};
+    static const int64_t large[] = {1000, 9999, 100000};
+    const shape small_shape = {small, 7, 0, 0}, small_seeded = {small, 7, 0, 1};
+    const shape large_shape = {large, 3, RL_SLOG_MAX_LIMIT, 0}, large_seeded = {large, 3, RL_SLOG_MAX_LIMIT, 1};
     trace_stats st = {0};
     long before_mismatch = mismatch;
-    for (int i = 0; i < 600; i++) run_trace(i, 0, 250, &st);
-    for (int i = 0; i < 400; i++) run_trace(1000 + i, 1, 250, &st);
+    for (int i = 0; i < 600; i++) run_trace(i, 0, 250, i % 4 ? &small_shape : &small_seeded, &st);
+    for (int i = 0; i < 400; i++) run_trace(1000 + i, 1, 250, i % 4 ? &small_shape : &small_seeded, &st);
+    for (int i = 0; i < 150; i++) run_trace(2000 + i, 0, 200, i % 3 ? &large_shape : &large_seeded, &st);
+    for (int i = 0; i < 150; i++) run_trace(3000 + i, 1, 200, i % 3 ? &large_shape : &large_seeded, &st);
     CHECK_EQ(mismatch - before_mismatch, 0);
     CHECK_EQ(size_bad, 0);
     CHECK_EQ(prefix_bad, 0);
     CHECK_EQ(exact_bad, 0);
     CHECK_EQ(monotone_bad, 0);
     CHECK_EQ(plan_bad, 0);
-    /* The traces do exercise both outcomes and the probes. */
+    /* The traces do exercise both outcomes, the probes, and logs of 10^5 units. */
     CHECK(st.allowed > 1000 && st.blocked > 1000 && st.probes > 1000);
-    printf("traces: %ld steps (%ld allowed, %ld blocked), %ld retry probes, reference log up to %ld entries\n",
-           st.steps, st.allowed, st.blocked, st.probes, st.max_ref_size);
+    CHECK(st.max_units > 50000);
+    printf("traces: %ld steps (%ld allowed, %ld blocked), %ld retry probes, trimmed log up to %lld units, "
+           "reference up to %ld runs\n",
+           st.steps, st.allowed, st.blocked, st.probes, (long long)st.max_units, st.max_ref_runs);
 }
 
 /* --- 4. the rest ------------------------------------------------------------------------------------ */
@@ -449,14 +520,32 @@ static void test_hammering(void) {
         rl_request req = make_req(limit, 60000, i % 3 == 0 ? 3 : i % 7 == 0 ? 0 : 1, i % 2 ? 10 : 0, t);
         rl_reply rep = tlog_call(&lg, &req);
         if (i >= 4 && !rep.allowed) blocked++;
-        if (lg.n > (size_t)limit + 1) too_big++;
+        if (tlog_units(&lg) > limit + 1 || lg.n > (size_t)limit + 1) too_big++;
         t += i % 5 == 0 ? 0 : 1;
     }
     CHECK_EQ(blocked, 100000 - 4);
     CHECK_EQ(too_big, 0);
-    CHECK_EQ(lg.n, limit + 1);
+    CHECK_EQ(tlog_units(&lg), limit + 1);
     CHECK_EQ(plan_bad, 0);
-    free(lg.s);
+    free(lg.e);
+}
+
+/* The issue's case: limit 10^5, COST 10^5, 50 times at one instant and 1 µs apart: one entry of at most
+ * limit + 1 units, whatever the cost. */
+static void test_big_cost(void) {
+    tlog lg = {0};
+    int64_t t = 1700000000000000LL;
+    long bad = 0;
+    for (int i = 0; i < 50; i++, t += i % 2) {
+        rl_request req = make_req(RL_SLOG_MAX_LIMIT, 60000, RL_SLOG_MAX_LIMIT, 0, t);
+        rl_reply rep = tlog_call(&lg, &req);
+        /* Blocked, it logs its own 10^5 units, which must leave before it fits: retry = W. */
+        if (rep.allowed != (i == 0) || rep.remaining != 0 || rep.retry_after_ms != (i == 0 ? -1 : 60000) ||
+            rep.reset_after_ms != 60000 || lg.n > 2 || tlog_units(&lg) != (i == 0 ? RL_SLOG_MAX_LIMIT : RL_SLOG_MAX_LIMIT + 1))
+            bad++;
+    }
+    CHECK_EQ(bad, 0);
+    free(lg.e);
 }
 
 /* Huge limits and costs: nothing is proportional to them. */
@@ -476,7 +565,7 @@ static void test_large(void) {
     CHECK_EQ(rep.reset_after_ms, RL_MAX_PERIOD_MS);
     CHECK_EQ(rep.reset_after_us, RL_MAX_PERIOD_MS * 1000);
 
-    int64_t log1[2] = {now - 5, now - RL_MAX_PERIOD_MS * 1000 + 1};
+    rl_slog_entry log1[2] = {{now - 5, 1}, {now - RL_MAX_PERIOD_MS * 1000 + 1, 1}};
     req.cost = 1; /* two entries, one in its last µs; MINGAP = window */
     rl_slog_decide(&req, log1, 2, &plan, &rep);
     CHECK_EQ(rep.allowed, 0);
@@ -486,25 +575,38 @@ static void test_large(void) {
     CHECK_EQ(rep.retry_after_ms, RL_MAX_PERIOD_MS); /* the gap: now + W */
     CHECK_EQ(rep.reset_after_ms, RL_MAX_PERIOD_MS);
 
-    req.params[0] = RL_MAX_COUNT - 1; /* cost above the limit: never, limit + 1 entries written */
+    req.params[0] = RL_MAX_COUNT - 1; /* cost above the limit: never, and nothing logged */
     req.cost = RL_MAX_COUNT;
     req.mingap_ms = 0;
     rl_slog_decide(&req, log1, 2, &plan, &rep);
     CHECK_EQ(rep.allowed, 0);
     CHECK_EQ(rep.retry_after_ms, -1);
-    CHECK_EQ(plan.add, RL_MAX_COUNT);
-    CHECK_EQ(plan.keep, 0);
-    CHECK_EQ(rep.remaining, 0);
+    CHECK_EQ(plan.add, 0);
+    CHECK_EQ(plan.keep, 2);
+    CHECK_EQ(rep.remaining, RL_MAX_COUNT - 3);
+    CHECK_EQ(rep.reset_after_ms, RL_MAX_PERIOD_MS); /* the newest (now - 5 µs) leaves in W - 5 µs */
+    CHECK_EQ(rep.reset_after_us, RL_MAX_PERIOD_MS * 1000 - 5);
+
+    /* Weights: two entries of 10^12 - 1 and 10^12 units; only limit + 1 of them count. */
+    rl_slog_entry heavy[2] = {{now - 1, RL_MAX_COUNT - 1}, {now - 2, RL_MAX_COUNT}};
+    req.params[0] = RL_MAX_COUNT;
+    req.cost = 1;
+    rl_slog_decide(&req, heavy, 2, &plan, &rep);
+    CHECK_EQ(rep.allowed, 0);
+    CHECK_EQ(plan.add, 1);
+    CHECK_EQ(plan.keep, RL_MAX_COUNT);
+    CHECK_EQ(rep.retry_after_ms, RL_MAX_PERIOD_MS); /* the (10^12 - 1)-th newest unit: in the second entry */
+    CHECK_EQ(rep.reset_after_ms, RL_MAX_PERIOD_MS);
 
     req.params[0] = INT64_MAX;
     CHECK_EQ(rl_slog_read_max(&req), INT64_MAX);
 }
 
-/* Entries read past the window's edge (not expected from the module) are ignored, not counted. */
-static void test_stale_input(void) {
+/* Entries read past the window's edge are ignored, not counted; entries above now count as now. */
+static void test_stale_and_future_input(void) {
     rl_slog_plan plan;
     rl_reply rep;
-    int64_t log1[3] = {9000, 5000, 1000}; /* window 5 ms at 10000: 5000 has left */
+    rl_slog_entry log1[3] = {{9000, 1}, {5000, 1}, {1000, 1}}; /* window 5 ms at 10000: 5000 has left */
     rl_request req = make_req(2, 5, 1, 0, 10000);
     rl_slog_decide(&req, log1, 3, &plan, &rep);
     CHECK_EQ(rep.allowed, 1);
@@ -512,13 +614,27 @@ static void test_stale_input(void) {
     CHECK_EQ(plan.add, 1);
     CHECK_EQ(rep.remaining, 0);
     CHECK_EQ(rep.reset_after_ms, 5);
+
+    /* A user's member at +inf (clamped by the module to 2 * RL_MAX_TIME_US) and one at 20000: both count
+     * as 10000, so the log empties 5 ms after now, not at +inf. */
+    rl_slog_entry log2[3] = {{2 * RL_MAX_TIME_US, 1}, {20000, 1}, {9000, 1}};
+    req = make_req(5, 5, 0, 3, 10000);
+    rl_slog_decide(&req, log2, 3, &plan, &rep);
+    CHECK_EQ(rep.allowed, 0); /* MINGAP 3 ms: the newest counts as now */
+    CHECK_EQ(rep.retry_after_ms, 3);
+    CHECK_EQ(rep.reset_after_ms, 5);
+    CHECK_EQ(rep.remaining, 2);
+    CHECK_EQ(plan.keep, 3);
+    CHECK_EQ(plan.add, 0);
+    CHECK_EQ(plan.at_us, 10000);
 }
 
 int main(void) {
     test_tables();
     test_traces();
     test_hammering();
+    test_big_cost();
     test_large();
-    test_stale_input();
+    test_stale_and_future_input();
     return check_summary("unit_slidinglog");
 }

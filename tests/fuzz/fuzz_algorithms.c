@@ -9,12 +9,14 @@
  * now and then a change of mode (INTERVAL, NODELAY, FIXED/SLIDING) or of parameters on the live key.
  * A cell limiter starts new, from 16 arbitrary bytes that pass cell_valid (the input is dropped when they
  * do not), or from bytes folded into the cell's valid domain. A sliding log starts from arbitrary sorted
- * scores: in the past, in the future, beyond the window, more than limit + 1 of them.
+ * entries: in the past, in the future, beyond the window, more than limit + 1 of them, mostly of weight 1
+ * (a user's ZADD, an earlier version's one member per unit) and some heavy (this version's members).
  *
  * The first byte picks the limiter from the module's list (module/limiters.h), modulo its length. The
  * stand-in keeps the cell unless DRYRUN and forgets it when the reply says idle (reset_after_ms 0), as
- * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (read the
- * newest limit + 1 in the window, keep plan.keep of them, add plan.add at plan.at_us).
+ * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (entries
+ * above now move to now, the newest plan.keep units are kept, the oldest kept entry cut, plan.add units
+ * added at now in one entry).
  *
  * A cell request is now and then (ctl bit 0x80) a REFUND (every cell limiter) or an ATMOST (RL.TOKEN,
  * RL.WINDOW) of the step's cost.
@@ -49,14 +51,15 @@
  *           COST max(1, g) (reply, granted included, and cell); nothing remains when g < n.
  *   undo:   a refund of what an admitted request was granted, right after it, restores the state a
  *           COST 0 would have left (its COST 0 reply, and the cell).
- *   slidinglog: plan.at_us == max(now, newest entry read) (the log's clock never runs back); plan.keep +
- *           plan.add <= limit + 1; 0 <= keep <= c (the entries read still in the window at at_us), keep ==
- *           min(c, limit + 1 - add); add == min(cost, limit + 1) (so <= cost); remaining == max(0, limit -
- *           (keep + add)); an empty window admits any cost <= limit; reply sanity, exactness and the
+ *   slidinglog: plan.at_us == now; plan.keep + plan.add <= limit + 1; keep == min(c, limit + 1 - add) with
+ *           c the units in the window (scores above now counting as now); add == cost, or 0 when cost >
+ *           limit (nothing logged); remaining == max(0, limit - (keep + add)); an empty window admits any
+ *           cost <= limit; the decision on the entries holding the newest limit + 1 units of the window
+ *           (the last one cut) is the decision on the whole log; reply sanity, exactness and the
  *           earlier-clock rule as above (on the log the step leaves); and, while the limit has not grown,
- *           the reply equals that of a reference that keeps the full log (every entry ever logged, only
- *           those out of the window at the decision time removed): the "only the newest
- *           limit + 1 entries matter" claim of algorithms/slidinglog.c.
+ *           the reply equals that of a reference that keeps the full log, one entry per unit (every unit
+ *           ever logged, units above now moved to now and those out of the window removed at each call):
+ *           the "only the newest limit + 1 units matter" claim of algorithms/slidinglog.c.
  *
  * (It found that a window key written by FIXED, idle once its window ended, was still weighed by a later
  * SLIDING read; corpus/fuzz_algorithms/known_window_fixed_then_sliding keeps that input.) */
@@ -73,7 +76,7 @@
 #define TIME_MAX (RL_MAX_TIME_US - 1)
 #define SCORE_BOUND (2 * RL_MAX_TIME_US) /* module/store_log.c clamps scores to +-this */
 #define SLOG_MAX_INITIAL (RL_SLOG_MAX_LIMIT + 1 + 64) /* a user's ZADD may leave more than limit + 1 */
-#define SLOG_BUF (SLOG_MAX_INITIAL + RL_SLOG_MAX_LIMIT + 1)
+#define SLOG_BUF (SLOG_MAX_INITIAL + RL_SLOG_MAX_LIMIT + 2)
 #define BIG_LOG 4096
 #define BIG_LOG_STEPS 6
 
@@ -719,13 +722,15 @@ static int run_cells(input *in, int fam) {
 
 /* --- sliding log ------------------------------------------------------------------------------------ */
 
-/* A sorted set's scores, newest first. */
+/* A sorted set's members as the module reads them: weighted entries, newest first (one per attempt, or
+ * weight-1 members left by a user's ZADD or by an earlier version's one-member-per-unit log). */
 typedef struct slog_log {
-    int64_t *s;
+    rl_slog_entry *e;
     size_t n;
 } slog_log;
 
-/* The reference: every entry ever logged and not yet out of the window, as (score, how many). */
+/* The reference: every unit ever logged and not yet out of the window, as (score, how many), newest
+ * first. */
 typedef struct full_run {
     int64_t score, mult;
 } full_run;
@@ -736,29 +741,43 @@ typedef struct full_log {
 
 static int in_window(int64_t score, int64_t now, int64_t window_us) { return (rl_i128)score > (rl_i128)now - window_us; }
 
-/* What the module passes to rl_slog_decide: the newest read_max entries in the window, newest first;
- * with `trailing`, some entries out of the window after them (tolerated by the contract). */
-static size_t slog_read(const slog_log *log, const rl_request *req, int trailing, int64_t *out) {
-    int64_t w = req->params[1] * 1000, max = rl_slog_read_max(req);
+static int64_t min_now(int64_t score, int64_t now) { return score > now ? now : score; }
+
+/* Units with score > now - W (scores above now count as now), saturating at cap. */
+static int64_t slog_in_window(const slog_log *log, int64_t now, int64_t w, int64_t cap) {
+    int64_t c = 0;
+    for (size_t k = 0; k < log->n && c < cap && in_window(log->e[k].at_us, now, w); k++)
+        c = log->e[k].weight < cap - c ? c + log->e[k].weight : cap;
+    return c;
+}
+
+/* The entries holding the newest limit + 1 units of the window, the last one cut: all a decision may
+ * depend on (the module reads no further). */
+static size_t slog_cut(const slog_log *log, const rl_request *req, rl_slog_entry *out) {
+    int64_t w = req->params[1] * 1000, rem = rl_slog_read_max(req);
     size_t k = 0;
-    while (k < log->n && (int64_t)k < max && in_window(log->s[k], req->now_us, w)) {
-        out[k] = log->s[k];
-        k++;
-    }
-    if (trailing) {
-        size_t j = k, end = k + (size_t)trailing;
-        while (j < log->n && in_window(log->s[j], req->now_us, w)) j++; /* skip unread ones in the window */
-        for (; j < log->n && (int64_t)k < max && k < end; j++) out[k++] = log->s[j];
+    for (; k < log->n && rem > 0 && in_window(log->e[k].at_us, req->now_us, w); k++) {
+        out[k] = log->e[k];
+        if (out[k].weight > rem) out[k].weight = rem;
+        rem -= out[k].weight;
     }
     return k;
 }
 
-/* The log the module leaves: plan.add entries at plan.at_us (the newest), then the first plan.keep
- * entries read. */
-static void slog_apply(const int64_t *scores, const rl_slog_plan *plan, slog_log *out) {
-    size_t k = 0;
-    for (int64_t a = 0; a < plan->add; a++) out->s[k++] = plan->at_us;
-    for (int64_t i = 0; i < plan->keep; i++) out->s[k++] = scores[i];
+/* The log the module leaves (module/store_log.c): one entry at now holding the new units and the kept
+ * units at or above now, then the older entries down to plan.keep units, the last one cut. */
+static void slog_apply(const slog_log *log, int64_t now, const rl_slog_plan *plan, slog_log *out) {
+    int64_t keep = plan->keep, front = 0;
+    size_t i = 0, k = 0;
+    while (i < log->n && log->e[i].at_us >= now) front += log->e[i++].weight;
+    if (front > keep) front = keep;
+    keep -= front;
+    if (plan->add + front > 0) out->e[k++] = (rl_slog_entry){now, plan->add + front};
+    for (; i < log->n && keep > 0; i++) {
+        int64_t wt = log->e[i].weight < keep ? log->e[i].weight : keep;
+        out->e[k++] = (rl_slog_entry){log->e[i].at_us, wt};
+        keep -= wt;
+    }
     out->n = k;
 }
 
@@ -779,21 +798,17 @@ static void full_add(full_log *f, int64_t score, int64_t mult) {
     f->n++;
 }
 
-/* The decision time: now, or the newest entry's time if the clock is behind it (the log's clock never
- * runs back). */
-static int64_t full_time(const full_log *f, int64_t now) { return f->n > 0 && f->r[0].score > now ? f->r[0].score : now; }
-
-/* The k-th newest entry (0-based) of the log after the call: `add` entries at t, then the c_runs runs in
- * the window; returns 0 when there are not that many. */
-static int full_entry(const full_log *f, size_t c_runs, int64_t t, int64_t add, rl_i128 k, int64_t *out) {
+/* The k-th newest unit (0-based) of the log after the call: `add` units at now, then the c_runs runs in
+ * the window (scores above now counting as now); returns 0 when there are not that many. */
+static int full_entry(const full_log *f, size_t c_runs, int64_t now, int64_t add, rl_i128 k, int64_t *out) {
     if (k < add) {
-        *out = t;
+        *out = now;
         return 1;
     }
     k -= add;
     for (size_t i = 0; i < c_runs; i++) {
         if (k < f->r[i].mult) {
-            *out = f->r[i].score;
+            *out = min_now(f->r[i].score, now);
             return 1;
         }
         k -= f->r[i].mult;
@@ -801,18 +816,18 @@ static int full_entry(const full_log *f, size_t c_runs, int64_t t, int64_t add, 
     return 0;
 }
 
-/* The rule of docs/commands.md on the full log, decided at t = max(now, newest entry); reply times are
- * measured from now. */
+/* The rule of docs/commands.md on the full log, at now, scores above now counting as now. */
 static rl_reply full_decide(const full_log *f, const rl_request *req) {
     int64_t limit = req->params[0], w = req->params[1] * 1000, gap = req->mingap_ms * 1000, n = req->cost;
-    int64_t now = req->now_us, t = full_time(f, now);
+    int64_t now = req->now_us;
     size_t c_runs = 0;
     rl_i128 c = 0;
-    while (c_runs < f->n && in_window(f->r[c_runs].score, t, w)) c += f->r[c_runs++].mult;
+    while (c_runs < f->n && in_window(f->r[c_runs].score, now, w)) c += f->r[c_runs++].mult;
     int over = n > limit;
     int allowed = !over && c + n <= limit;
-    if (allowed && gap > 0 && c > 0 && (rl_i128)t - f->r[0].score < gap) allowed = 0;
-    rl_i128 size = c + n;
+    if (allowed && gap > 0 && c > 0 && (rl_i128)now - min_now(f->r[0].score, now) < gap) allowed = 0;
+    int64_t add = over ? 0 : n;
+    rl_i128 size = c + add;
     rl_reply r;
     memset(&r, 0, sizeof r);
     r.allowed = allowed;
@@ -820,12 +835,12 @@ static rl_reply full_decide(const full_log *f, const rl_request *req) {
     r.remaining = size < limit ? (int64_t)(limit - size) : 0;
     rl_i128 idle = 0;
     int64_t e;
-    if (size > 0 && full_entry(f, c_runs, t, n, 0, &e)) idle = (rl_i128)e + w - now;
+    if (size > 0 && full_entry(f, c_runs, now, add, 0, &e)) idle = (rl_i128)e + w - now;
     rl_i128 retry = -1;
     if (!allowed && !over) {
-        rl_i128 at = t;
-        if (full_entry(f, c_runs, t, n, limit - n, &e) && (rl_i128)e + w > at) at = (rl_i128)e + w;
-        if (gap > 0 && size > 0 && full_entry(f, c_runs, t, n, 0, &e)) {
+        rl_i128 at = now;
+        if (full_entry(f, c_runs, now, add, limit - n, &e) && (rl_i128)e + w > at) at = (rl_i128)e + w;
+        if (gap > 0 && size > 0 && full_entry(f, c_runs, now, add, 0, &e)) {
             rl_i128 gap_over = (rl_i128)e + (gap < w ? gap : w);
             if (gap_over > at) at = gap_over;
         }
@@ -835,27 +850,117 @@ static rl_reply full_decide(const full_log *f, const rl_request *req) {
     return r;
 }
 
-/* What the full log keeps: every entry still in the window at the decision time, and n more at it. */
+/* What the full log keeps: units above now move to now, every unit still in the window stays, and an
+ * attempt within the limit adds its cost at now. */
 static void full_apply(full_log *f, const rl_request *req) {
-    int64_t w = req->params[1] * 1000, t = full_time(f, req->now_us);
-    while (f->n > 0 && !in_window(f->r[f->n - 1].score, t, w)) f->n--;
-    if (req->cost > 0) full_add(f, t, req->cost);
+    int64_t w = req->params[1] * 1000, now = req->now_us, above = 0;
+    size_t i = 0;
+    while (i < f->n && f->r[i].score > now) above += f->r[i++].mult;
+    if (i > 0) {
+        memmove(f->r, f->r + i, (f->n - i) * sizeof *f->r);
+        f->n -= i;
+        full_add(f, now, above);
+    }
+    while (f->n > 0 && !in_window(f->r[f->n - 1].score, now, w)) f->n--;
+    if (req->cost > 0 && req->cost <= req->params[0]) full_add(f, now, req->cost);
 }
 
-static rl_reply slog_decide(const rl_request *req, const int64_t *scores, size_t count, rl_slog_plan *plan,
+static rl_reply slog_decide(const rl_request *req, const rl_slog_entry *e, size_t n, rl_slog_plan *plan,
                             uint8_t garbage) {
     rl_reply r;
     fill_garbage(&r, garbage);
     memset(plan, garbage, sizeof *plan);
-    rl_slog_decide(req, scores, count, plan, &r);
+    rl_slog_decide(req, e, n, plan, &r);
     return r;
 }
 
-/* Decide on a copy of a log: nothing is kept. */
-static rl_reply slog_probe(const slog_log *log, const rl_request *req, int64_t *buf) {
-    size_t k = slog_read(log, req, 0, buf);
+/* Decide on a log: nothing is kept. */
+static rl_reply slog_probe(const slog_log *log, const rl_request *req) {
     rl_slog_plan plan;
-    return slog_decide(req, buf, k, &plan, 0x77);
+    return slog_decide(req, log->e, log->n, &plan, 0x77);
+}
+
+/* The initial sorted set: anything a user's ZADD, an earlier version or this one could leave, newest
+ * first: mostly weight-1 members, some heavy ones. */
+static void slog_initial(input *in, const int64_t params[3], int64_t now, slog_log *log, full_log *full) {
+    size_t initial = (size_t)((in_u8(in) & 15) == 0 ? in_range(in, 0, SLOG_MAX_INITIAL) : in_range(in, 0, 80));
+    if (initial == 0) return;
+    int64_t w = params[1] * 1000;
+    rl_i128 top;
+    switch (in_u8(in) & 3) {
+    case 0: top = (rl_i128)now + in_range(in, 0, 1 << 24); break;            /* a little in the future */
+    case 1: top = (rl_i128)now - in_range(in, 0, w); break;                  /* in the window */
+    case 2: top = in_range(in, -SCORE_BOUND, SCORE_BOUND); break;           /* anywhere */
+    default: top = now; break;
+    }
+    int64_t s = clamp(top, -SCORE_BOUND, SCORE_BOUND);
+    int heavy = in_u8(in) & 3;
+    for (size_t i = 0; i < initial; i++) {
+        int64_t wt = heavy && (in_u8(in) & 7) == 0 ? in_range(in, 1, RL_SLOG_MAX_LIMIT + 1) : 1;
+        log->e[log->n++] = (rl_slog_entry){s, wt};
+        full_add(full, s, wt);
+        s = clamp((rl_i128)s - in_range(in, 0, w), -SCORE_BOUND, SCORE_BOUND);
+    }
+}
+
+/* The plan's contract (slidinglog.h) for a request decided on log. */
+static void check_slog_plan(const rl_request *req, const slog_log *log, const rl_slog_plan *p, const rl_reply *r) {
+    int64_t limit = req->params[0], w = req->params[1] * 1000, capn = rl_slog_read_max(req), now = req->now_us;
+    int64_t c = slog_in_window(log, now, w, capn);
+    REQUIRE(p->add >= 0 && p->keep >= 0, "plan add %lld keep %lld", (long long)p->add, (long long)p->keep);
+    REQUIRE(p->keep + p->add <= limit + 1, "plan keep %lld + add %lld > limit + 1 = %lld", (long long)p->keep,
+            (long long)p->add, (long long)(limit + 1));
+    int64_t want_add = req->cost > limit ? 0 : req->cost;
+    REQUIRE(p->add == want_add, "plan add %lld, expected %lld (cost %lld, limit %lld)", (long long)p->add,
+            (long long)want_add, (long long)req->cost, (long long)limit);
+    int64_t want_keep = c < capn - p->add ? c : capn - p->add;
+    REQUIRE(p->keep == want_keep, "plan keep %lld, expected min(c %lld, limit + 1 - add) = %lld", (long long)p->keep,
+            (long long)c, (long long)want_keep);
+    REQUIRE(p->at_us == now, "plan at_us %lld, expected now %lld", (long long)p->at_us, (long long)now);
+    int64_t size = p->keep + p->add;
+    REQUIRE(r->remaining == (size < limit ? limit - size : 0), "remaining %lld with %lld units after, limit %lld",
+            (long long)r->remaining, (long long)size, (long long)limit);
+    if (c == 0 && req->cost <= limit) REQUIRE(r->allowed == 1, "empty window, cost %lld <= limit: denied", (long long)req->cost);
+}
+
+/* retry_after_ms and reset_after_ms are exact, on the log the step leaves. */
+static void check_slog_exact(const rl_request *req, const rl_reply *r1, const slog_log *next) {
+    int64_t now = req->now_us;
+    if (!r1->allowed && r1->retry_after_ms >= 1) {
+        rl_request q = *req;
+        rl_i128 t1 = (rl_i128)now + (rl_i128)r1->retry_after_ms * 1000;
+        if (t1 <= TIME_MAX) {
+            q.now_us = (int64_t)t1;
+            ctx.probe = "same attempt at now + retry_after_ms";
+            REQUIRE(slog_probe(next, &q).allowed == 1, "still blocked retry_after_ms (%lld) later",
+                    (long long)r1->retry_after_ms);
+        }
+        if (r1->retry_after_ms >= 2) {
+            q.now_us = now + (r1->retry_after_ms - 1) * 1000;
+            ctx.probe = "same attempt at now + retry_after_ms - 1 ms";
+            REQUIRE(slog_probe(next, &q).allowed == 0, "admitted 1 ms before retry_after_ms (%lld)",
+                    (long long)r1->retry_after_ms);
+        }
+    }
+    if (r1->reset_after_ms >= 1) {
+        rl_request q = *req;
+        q.cost = 0;
+        q.mingap_ms = 0;
+        rl_i128 t1 = (rl_i128)now + (rl_i128)r1->reset_after_ms * 1000;
+        if (t1 <= TIME_MAX) {
+            q.now_us = (int64_t)t1;
+            ctx.probe = "COST 0 at now + reset_after_ms";
+            REQUIRE(slog_probe(next, &q).reset_after_ms == 0, "log not empty reset_after_ms (%lld) later",
+                    (long long)r1->reset_after_ms);
+        }
+        if (r1->reset_after_ms >= 2) {
+            q.now_us = now + (r1->reset_after_ms - 1) * 1000;
+            ctx.probe = "COST 0 at now + reset_after_ms - 1 ms";
+            REQUIRE(slog_probe(next, &q).reset_after_ms > 0, "log empty 1 ms before reset_after_ms (%lld)",
+                    (long long)r1->reset_after_ms);
+        }
+    }
+    ctx.probe = NULL;
 }
 
 static int run_slog(input *in) {
@@ -865,35 +970,17 @@ static int run_slog(input *in) {
     int64_t mingap = (in_u8(in) & 1) ? in_range(in, 1, RL_MAX_PERIOD_MS) : 0;
     int64_t now = in_range(in, 0, TIME_MAX);
 
-    /* The initial sorted set: anything a user's ZADD could leave, newest first. */
-    static int64_t buf_a[SLOG_BUF], buf_b[SLOG_BUF], rbuf[SLOG_BUF], rbuf2[SLOG_BUF];
+    static rl_slog_entry buf_a[SLOG_BUF], buf_b[SLOG_BUF], cut[SLOG_BUF];
     slog_log log = {buf_a, 0};
     slog_log next = {buf_b, 0};
     full_log full = {NULL, 0, 0};
     int ref_valid = 1;
-
-    size_t initial = (size_t)((in_u8(in) & 15) == 0 ? in_range(in, 0, SLOG_MAX_INITIAL) : in_range(in, 0, 80));
-    if (initial > 0) {
-        int64_t w = params[1] * 1000;
-        rl_i128 top;
-        switch (in_u8(in) & 3) {
-        case 0: top = (rl_i128)now + in_range(in, 0, 1 << 24); break;            /* a little in the future */
-        case 1: top = (rl_i128)now - in_range(in, 0, w); break;                  /* in the window */
-        case 2: top = in_range(in, -SCORE_BOUND, SCORE_BOUND); break;           /* anywhere */
-        default: top = now; break;
-        }
-        int64_t s = clamp(top, -SCORE_BOUND, SCORE_BOUND);
-        for (size_t i = 0; i < initial; i++) {
-            log.s[log.n++] = s;
-            full_add(&full, s, 1);
-            s = clamp((rl_i128)s - in_range(in, 0, w), -SCORE_BOUND, SCORE_BOUND);
-        }
-    }
+    slog_initial(in, params, now, &log, &full);
 
     rl_reply last;
     memset(&last, 0, sizeof last);
     for (int step = 0; step < MAX_STEPS && (step == 0 || in->n > 0); step++) {
-        /* A step costs O(limit + 1) per decision: keep big logs to a few steps. */
+        /* A step costs O(entries) per decision: keep big logs to a few steps. */
         if (step >= BIG_LOG_STEPS && (params[0] > BIG_LOG || log.n > BIG_LOG)) break;
         uint8_t ctl = in_u8(in), aux = in_u8(in);
         if ((ctl & 0x60) == 0x60) {
@@ -907,52 +994,31 @@ static int run_slog(input *in) {
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, 0, &last);
         uint32_t flags = (ctl & 0x08 ? RL_F_DRYRUN : 0) | (cost != 1 ? RL_F_COST : 0) | (mingap ? RL_F_MINGAP : 0);
         rl_request req = {{params[0], params[1], 0}, cost, mingap, flags, now};
-        int64_t limit = params[0], w = params[1] * 1000, capn = rl_slog_read_max(&req);
 
         ctx.step = step;
         ctx.req = req;
         ctx.log_size = log.n;
         ctx.have_reply = 0;
 
-        int trailing = (aux >> 3) & 3;
-        size_t count = slog_read(&log, &req, trailing, rbuf);
-        /* The decision time, and c: the entries read still in the window at it (a prefix). */
-        int64_t t = count > 0 && rbuf[0] > now ? rbuf[0] : now, c = 0;
-        while ((size_t)c < count && in_window(rbuf[c], t, w)) c++;
-
-        rl_slog_plan p1, p2, p3;
-        rl_reply r1 = slog_decide(&req, rbuf, count, &p1, 0x11);
-        rl_reply r2 = slog_decide(&req, rbuf, count, &p2, 0x22);
+        rl_slog_plan p1, p2, p3, p4;
+        rl_reply r1 = slog_decide(&req, log.e, log.n, &p1, 0x11);
+        rl_reply r2 = slog_decide(&req, log.e, log.n, &p2, 0x22);
         ctx.reply = r1;
         ctx.have_reply = 1;
         REQUIRE(same_reply(&r1, &r2), "two decisions differ (or a reply field is left unwritten)");
         REQUIRE(memcmp(&p1, &p2, sizeof p1) == 0, "two decisions give different plans (or a plan field is left unwritten)");
         rl_request dry = req;
         dry.flags ^= RL_F_DRYRUN;
-        rl_reply r3 = slog_decide(&dry, rbuf, count, &p3, 0x33);
+        rl_reply r3 = slog_decide(&dry, log.e, log.n, &p3, 0x33);
         REQUIRE(same_reply(&r1, &r3) && memcmp(&p1, &p3, sizeof p1) == 0, "DRYRUN changes the decision");
+        /* Only the newest limit + 1 units of the window matter. */
+        size_t ncut = slog_cut(&log, &req, cut);
+        rl_reply r4 = slog_decide(&req, cut, ncut, &p4, 0x44);
+        REQUIRE(same_reply(&r1, &r4) && memcmp(&p1, &p4, sizeof p1) == 0,
+                "the decision depends on units beyond the newest limit + 1 of the window");
 
         check_reply(fam, &req, &r1);
-        REQUIRE(p1.add >= 0 && p1.keep >= 0, "plan add %lld keep %lld", (long long)p1.add, (long long)p1.keep);
-        REQUIRE(p1.keep + p1.add <= limit + 1, "plan keep %lld + add %lld > limit + 1 = %lld", (long long)p1.keep,
-                (long long)p1.add, (long long)(limit + 1));
-        REQUIRE(p1.keep <= c, "plan keep %lld > entries in the window %lld (read %zu)", (long long)p1.keep,
-                (long long)c, count);
-        REQUIRE(p1.add <= cost, "plan add %lld > cost %lld", (long long)p1.add, (long long)cost);
-        int64_t want_add = cost < capn ? cost : capn;
-        REQUIRE(p1.add == want_add, "plan add %lld, expected min(cost, limit + 1) = %lld", (long long)p1.add,
-                (long long)want_add);
-        int64_t want_keep = c < capn - p1.add ? c : capn - p1.add;
-        REQUIRE(p1.keep == want_keep, "plan keep %lld, expected min(c %lld, limit + 1 - add) = %lld",
-                (long long)p1.keep, (long long)c, (long long)want_keep);
-        REQUIRE(p1.at_us == t, "plan at_us %lld, expected max(now, newest read) = %lld", (long long)p1.at_us,
-                (long long)t);
-        int64_t size = p1.keep + p1.add;
-        REQUIRE(r1.remaining == (size < limit ? limit - size : 0), "remaining %lld with %lld entries after, limit %lld",
-                (long long)r1.remaining, (long long)size, (long long)limit);
-        if (log.n == 0 || !in_window(log.s[0], now, w))
-            if (cost <= limit) REQUIRE(r1.allowed == 1, "empty window, cost %lld <= limit: denied", (long long)cost);
-
+        check_slog_plan(&req, &log, &p1, &r1);
         if (ref_valid) {
             rl_reply ref = full_decide(&full, &req);
             if (!same_reply(&r1, &ref)) print_reply("full-log reference", &ref);
@@ -960,43 +1026,8 @@ static int run_slog(input *in) {
         }
 
         /* The log the step leaves (kept unless DRYRUN). */
-        slog_apply(rbuf, &p1, &next);
-
-        /* retry_after_ms and reset_after_ms are exact, on that log. */
-        if (!r1.allowed && r1.retry_after_ms >= 1) {
-            rl_request q = req;
-            rl_i128 t1 = (rl_i128)now + (rl_i128)r1.retry_after_ms * 1000;
-            if (t1 <= TIME_MAX) {
-                q.now_us = (int64_t)t1;
-                ctx.probe = "same attempt at now + retry_after_ms";
-                rl_reply p = slog_probe(&next, &q, rbuf2);
-                REQUIRE(p.allowed == 1, "still blocked retry_after_ms (%lld) later", (long long)r1.retry_after_ms);
-            }
-            if (r1.retry_after_ms >= 2) {
-                q.now_us = now + (r1.retry_after_ms - 1) * 1000;
-                ctx.probe = "same attempt at now + retry_after_ms - 1 ms";
-                rl_reply p = slog_probe(&next, &q, rbuf2);
-                REQUIRE(p.allowed == 0, "admitted 1 ms before retry_after_ms (%lld)", (long long)r1.retry_after_ms);
-            }
-        }
-        if (r1.reset_after_ms >= 1) {
-            rl_request q = req;
-            q.cost = 0;
-            q.mingap_ms = 0;
-            rl_i128 t1 = (rl_i128)now + (rl_i128)r1.reset_after_ms * 1000;
-            if (t1 <= TIME_MAX) {
-                q.now_us = (int64_t)t1;
-                ctx.probe = "COST 0 at now + reset_after_ms";
-                rl_reply p = slog_probe(&next, &q, rbuf2);
-                REQUIRE(p.reset_after_ms == 0, "log not empty reset_after_ms (%lld) later", (long long)r1.reset_after_ms);
-            }
-            if (r1.reset_after_ms >= 2) {
-                q.now_us = now + (r1.reset_after_ms - 1) * 1000;
-                ctx.probe = "COST 0 at now + reset_after_ms - 1 ms";
-                rl_reply p = slog_probe(&next, &q, rbuf2);
-                REQUIRE(p.reset_after_ms > 0, "log empty 1 ms before reset_after_ms (%lld)", (long long)r1.reset_after_ms);
-            }
-        }
+        slog_apply(&log, now, &p1, &next);
+        check_slog_exact(&req, &r1, &next);
         /* An earlier clock never admits what now blocks. */
         if (!r1.allowed && now > 0) {
             rl_request q = req;
@@ -1004,11 +1035,11 @@ static int run_slog(input *in) {
             for (int i = 0; i < 2; i++) {
                 q.now_us = back[i];
                 ctx.probe = "same attempt, same log, earlier clock";
-                rl_reply p = slog_probe(&log, &q, rbuf2);
+                rl_reply p = slog_probe(&log, &q);
                 REQUIRE(p.allowed == 0, "blocked at now but admitted at the earlier %lld", (long long)q.now_us);
             }
+            ctx.probe = NULL;
         }
-        ctx.probe = NULL;
 
         if (!(flags & RL_F_DRYRUN)) {
             slog_log tmp = log;

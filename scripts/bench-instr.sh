@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench-instr.sh -- instructions per call, inside Redis's call(), of each RL.* command: a measure of server
+# work that load on the machine does not disturb, for comparing two builds of the module.
+#
+#   scripts/bench-instr.sh [MODULE.so ...]        (default: build/ratelimit.so)
+#
+# For each module, one redis-server runs under callgrind with collection only inside call() (the command
+# itself, its key lookups, replication and reply, but not the networking). Each command runs BENCH_N times
+# (default 20000) on BENCH_KEYS random keys with the parameters of scripts/bench.sh (100 per day) after a
+# warm-up that makes every key; the instructions of the measured calls divided by their number is printed
+# per command and module, with each module's ratio to the first. Needs valgrind (callgrind_annotate).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -gt 0 ] || set -- build/ratelimit.so
+N=${BENCH_N:-20000} KEYS=${BENCH_KEYS:-10000}
+REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
+REDIS_CLI=${REDIS_CLI:-redis-cli}
+REDIS_SERVER=${REDIS_SERVER:-redis-server}
+commands=("RL.TOKEN ib:__rand_int__ 100 100 86400000" "RL.LEAKY ib:__rand_int__ 100 100 86400000"
+          "RL.WINDOW ib:__rand_int__ 100 86400000" "RL.SLIDINGLOG ib:__rand_int__ 100 86400000"
+          "INCR ib:__rand_int__")
+
+work=$(mktemp -d)
+pid=""
+cleanup() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+# Total Ir collected so far by the server under callgrind (dumps a profile, reads its total).
+collected() {
+    callgrind_control -d "$pid" >/dev/null
+    local last
+    last=$(ls -t "$work"/callgrind.out.* | head -n 1)
+    callgrind_annotate "$last" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }'
+}
+
+measure_module() { # module -> lines "command instructions_per_call"
+    local module port
+    module=$(realpath "$1")
+    port=$((30000 + RANDOM % 10000))
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=call --callgrind-out-file="$work/callgrind.out.%p" \
+        "$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$work" --save "" --appendonly no \
+        --loadmodule "$module" >"$work/server.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do "$REDIS_CLI" -p "$port" PING >/dev/null 2>&1 && break; sleep 0.2; done
+    for c in "${commands[@]}"; do
+        # shellcheck disable=SC2086
+        "$REDIS_BENCHMARK" -p "$port" -q -n $((KEYS * 3)) -r "$KEYS" -c 10 -P 16 $c >/dev/null # warm-up
+        local before after
+        before=$(collected)
+        # shellcheck disable=SC2086
+        "$REDIS_BENCHMARK" -p "$port" -q -n "$N" -r "$KEYS" -c 10 -P 16 $c >/dev/null
+        after=$(collected)
+        echo "${c%% *} $(( (after - before) / N ))"
+    done
+    "$REDIS_CLI" -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+    wait "$pid" 2>/dev/null || true
+    pid=""
+    rm -f "$work"/callgrind.out.*
+}
+
+declare -A first
+printf '%-14s %-40s %12s %8s\n' command module instr/call ratio
+for m in "$@"; do
+    while read -r name instr; do
+        [ -n "${first[$name]:-}" ] || first[$name]=$instr
+        printf '%-14s %-40s %12s %8s\n' "$name" "$m" "$instr" \
+            "$(awk -v a="$instr" -v b="${first[$name]}" 'BEGIN { printf "%.3f", a / b }')"
+    done < <(measure_module "$m")
+done
