@@ -1,12 +1,13 @@
 /* ratelimit.c -- the module's entry point.
  *
  * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), the RL.* commands
- * (command.c)
+ * (command.c), CL.THROTTLE (cl_throttle.c) unless loaded with the argument `no-cl-throttle`,
  * and, when loaded with the argument `test-clock`, RL.CLOCK (clock.c). Only RedisModule_OnLoad is
  * exported from the shared object; everything else is hidden. */
 #include <string.h>
 #include <strings.h>
 
+#include "cl_throttle.h"
 #include "clock.h"
 #include "rl_module.h"
 
@@ -18,14 +19,16 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (RedisModule_Init(ctx, "ratelimit", RL_MODULE_VERSION, REDISMODULE_APIVER_1) == REDISMODULE_ERR)
         return REDISMODULE_ERR;
 
-    int test_clock = 0;
+    int test_clock = 0, cl_throttle = 1;
     for (int i = 0; i < argc; i++) {
         size_t len;
         const char *arg = RedisModule_StringPtrLen(argv[i], &len);
         if (len == 10 && strncasecmp(arg, "test-clock", 10) == 0) {
             test_clock = 1;
+        } else if (len == 14 && strncasecmp(arg, "no-cl-throttle", 14) == 0) {
+            cl_throttle = 0;
         } else {
-            RedisModule_Log(ctx, "warning", "ratelimit: unknown module argument (known: test-clock)");
+            RedisModule_Log(ctx, "warning", "ratelimit: unknown module argument (known: test-clock, no-cl-throttle)");
             return REDISMODULE_ERR;
         }
     }
@@ -34,6 +37,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS | REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_cl_throttle_register(ctx, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }
