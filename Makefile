@@ -66,6 +66,13 @@ $(BUILD)/tests/integration_%: tests/integration_%.c $(HARNESS_SRC) $(HARNESS_HDR
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(HARNESS_SRC) -lhiredis -lpthread
 
+# A stand-in for redis-cell (a module with only CL.THROTTLE), loaded before ours by integration_cl_throttle.
+FAKE_CELL := $(BUILD)/tests/fake_cell.so
+$(FAKE_CELL): tests/fake_cell.c $(REDIS_INCLUDE)/redismodule.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MODULE_CFLAGS) -shared -o $@ $<
+$(BUILD)/tests/integration_cl_throttle: | $(FAKE_CELL)
+
 unit: $(UNIT_BIN) $(UNIT_SAN_BIN)
 integration: $(MODULE) $(INTEG_BIN)
 

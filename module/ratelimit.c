@@ -1,17 +1,19 @@
 /* ratelimit.c -- the module's entry point.
  *
  * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), the RL.* commands
- * (command.c)
+ * (command.c), CL.THROTTLE (cl_throttle.c) unless loaded with the argument `no-cl-throttle`,
  * and, when loaded with the argument `test-clock`, RL.CLOCK (clock.c). Only RedisModule_OnLoad is
  * exported from the shared object; everything else is hidden. */
 #include <string.h>
 #include <strings.h>
 
+#include "cl_throttle.h"
 #include "clock.h"
 #include "compat.h"
 #include "rl_module.h"
 
-/* 10100: 1.1.0 (the read-only forms); COMMAND DOCS reports versions in this form. */
+/* 10100: 1.1.0 (read-only forms, RL.ALL, RL.RESET, REFUND, ATMOST, CL.THROTTLE, INFO); COMMAND DOCS reports
+ * versions in this form. */
 #define RL_MODULE_VERSION 10100
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
@@ -19,14 +21,16 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (RedisModule_Init(ctx, "ratelimit", RL_MODULE_VERSION, REDISMODULE_APIVER_1) == REDISMODULE_ERR)
         return REDISMODULE_ERR;
 
-    int test_clock = 0;
+    int test_clock = 0, cl_throttle = 1;
     for (int i = 0; i < argc; i++) {
         size_t len;
         const char *arg = RedisModule_StringPtrLen(argv[i], &len);
         if (len == 10 && strncasecmp(arg, "test-clock", 10) == 0) {
             test_clock = 1;
+        } else if (len == 14 && strncasecmp(arg, "no-cl-throttle", 14) == 0) {
+            cl_throttle = 0;
         } else {
-            RedisModule_Log(ctx, "warning", "ratelimit: unknown module argument (known: test-clock)");
+            RedisModule_Log(ctx, "warning", "ratelimit: unknown module argument (known: test-clock, no-cl-throttle)");
             return REDISMODULE_ERR;
         }
     }
@@ -37,6 +41,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_cl_throttle_register(ctx, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }

@@ -88,6 +88,7 @@ measure() {
     measure rl_token "RL.TOKEN" "$keys" 1 cmd RL.TOKEN $k 100 100 $day
     measure rl_token_interval "RL.TOKEN INTERVAL" "$keys" 1 cmd RL.TOKEN $k 100 100 $day INTERVAL
     measure rl_leaky "RL.LEAKY" "$keys" 1 cmd RL.LEAKY $k 100 100 $day
+    measure cl_throttle "CL.THROTTLE (string)" "$keys" 1 cmd CL.THROTTLE $k 99 100 $((day / 1000))
     measure rl_window_fixed "RL.WINDOW FIXED" "$keys" 1 cmd RL.WINDOW $k 100 $day FIXED
     measure rl_window_sliding "RL.WINDOW SLIDING" "$keys" 1 cmd RL.WINDOW $k 100 $day SLIDING
     measure lua_token "Lua token bucket (hash)" "$keys" 1 cmd EVALSHA "$sha_token" 1 $k 100 100 $day

@@ -161,6 +161,11 @@ report_targets() {
     echo "| target | measured | |"
     echo "|---|---|---|"
     for id in token token_interval leaky leaky_nodelay window_fixed window_sliding; do report_targets_of "$id"; done
+    # CL.THROTTLE is RL.LEAKY NODELAY's GCRA plus redis-cell's strings (a decimal TAT, SET ... PXAT):
+    # it may cost that formatting and no more.
+    v=$(ratio "$(get cl_throttle 1 usec_per_call)" "$(get leaky_nodelay 1 usec_per_call)"); echo "| CL.THROTTLE in-server time <= 1.10x RL.LEAKY NODELAY's | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.10) |"
+    v=$(ratio "$(get cl_throttle "$PIPE" usec_per_call)" "$(get leaky_nodelay "$PIPE" usec_per_call)"); echo "| CL.THROTTLE in-server time -P $PIPE <= 1.10x RL.LEAKY NODELAY's | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.10) |"
+    v=$(ratio "$(get cl_throttle "$PIPE" rps)" "$(get leaky_nodelay "$PIPE" rps)"); echo "| CL.THROTTLE -P $PIPE throughput >= 0.90x RL.LEAKY NODELAY's | $(fmt2 "$v")x | $(verdict "$v" ">=" 0.90) |"
     v=$(ratio "$(get slidinglog "$PIPE" rps)" "$(get classdojo "$PIPE" rps)"); echo "| RL.SLIDINGLOG -P $PIPE >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
     v=$(ratio "$(get slidinglog 1 rps)" "$(get classdojo 1 rps)"); echo "| RL.SLIDINGLOG >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
     if [ -f "$OUT/memory.tsv" ]; then

@@ -174,6 +174,28 @@ compare_pair() {
     check "baseline $name decides as its RL command" "$ok" "${detail}RL: $rl_all; baseline: $base_all"
 }
 
+# CL.THROTTLE and RL.LEAKY NODELAY are the same GCRA: on fresh keys, five requests in a row against a limit
+# of 3 per hour, the same admissions (CL.THROTTLE answers "limited", the inverse) and remaining counts,
+# and the same times (CL.THROTTLE's whole seconds against RL.LEAKY's ms: within a second).
+check_cl_throttle() {
+    local out i ok=1 all=""
+    out=$(for i in 1 2 3 4 5; do
+        printf 'CL.THROTTLE ck:cl:cell 2 3 3600\nRL.LEAKY ck:cl:leaky 3 3 3600000 NODELAY\n'
+    done | server_cli | tr '\n' ' ')
+    # shellcheck disable=SC2206
+    local v=($out)
+    [ "${#v[@]}" -eq 55 ] || { check "CL.THROTTLE decides as RL.LEAKY NODELAY" 0 "unexpected replies: $out"; return; }
+    for i in 0 1 2 3 4; do
+        local c=("${v[@]:$((11 * i)):5}") l=("${v[@]:$((11 * i + 5)):6}")
+        all+="[${c[*]} | ${l[*]}] "
+        [ "${c[0]}" -eq $((1 - l[0])) ] && [ "${c[1]}" = "${l[1]}" ] && [ "${c[2]}" = "${l[2]}" ] || ok=0
+        [ $((c[3] * 1000 - l[3])) -ge 0 ] && [ $((c[3] * 1000 - l[3])) -lt 1000 ] || [ "${c[3]}${l[3]}" = "-1-1" ] || ok=0
+        [ $((c[4] * 1000 - l[4])) -ge 0 ] && [ $((c[4] * 1000 - l[4])) -lt 1000 ] || ok=0
+    done
+    [ "${v[0]}${v[11]}${v[22]}${v[33]}${v[44]}" = "00011" ] || ok=0
+    check "CL.THROTTLE decides as RL.LEAKY NODELAY" "$ok" "CL.THROTTLE | RL.LEAKY: $all"
+}
+
 # The sliding logs: ClassDojo's decision made by bench-multi from the MULTI's replies, and RL.SLIDINGLOG.
 check_sliding_logs() {
     local q=$1 d
@@ -198,13 +220,16 @@ run_checks() {
     done
     check "baseline keys expire when their limiter would be idle" "$ttl_ok" "a baseline key has PTTL outside (0, 2 windows]"
     check_sliding_logs "$Q"
+    check_cl_throttle
     server_cli FLUSHALL SYNC >/dev/null
 }
 
 # --- throughput ----------------------------------------------------------------------------------------
 # id|label|tool|stats|group|role|arguments.  tool: rb (redis-benchmark) or bm (bench-multi). stats: the
 # commandstats whose time makes one request (the first one's calls count them). group: the RL command a
-# baseline stands beside. role: floor (INCR), rl, base. Defined once the baseline scripts are loaded
+# baseline stands beside. role: floor (INCR), rl, base. CL.THROTTLE (redis-cell's command: GCRA, limit
+# max_burst + 1) runs the quota of RL.LEAKY NODELAY, 100 per day; it has no baseline of its own, the
+# report sets it beside RL.LEAKY NODELAY. Defined once the baseline scripts are loaded
 # (their SHAs are in the arguments); written to figures.tsv for the report.
 define_figures() {
     local R=__rand_int__
@@ -214,6 +239,7 @@ define_figures() {
         "token_interval|RL.TOKEN INTERVAL|rb|rl.token|TOKEN INTERVAL|rl|RL.TOKEN b:toki:$R 100 100 $PERIOD INTERVAL"
         "leaky|RL.LEAKY|rb|rl.leaky|LEAKY|rl|RL.LEAKY b:leak:$R 100 100 $PERIOD"
         "leaky_nodelay|RL.LEAKY NODELAY|rb|rl.leaky|LEAKY NODELAY|rl|RL.LEAKY b:leand:$R 100 100 $PERIOD NODELAY"
+        "cl_throttle|CL.THROTTLE|rb|cl.throttle|CL.THROTTLE|rl|CL.THROTTLE b:cl:$R 99 100 $((PERIOD / 1000))"
         "window_fixed|RL.WINDOW FIXED|rb|rl.window|WINDOW FIXED|rl|RL.WINDOW b:winf:$R 100 $PERIOD FIXED"
         "window_sliding|RL.WINDOW SLIDING|rb|rl.window|WINDOW SLIDING|rl|RL.WINDOW b:wins:$R 100 $PERIOD SLIDING"
         "lua_token|Lua token bucket|rb|evalsha|TOKEN|base|EVALSHA $SHA_TOKEN 1 b:ltokc:$R 100 100 $PERIOD"
@@ -348,8 +374,8 @@ smoke_memory() {
         ok=$(awk -v b="$bytes" -v s="$status" 'BEGIN { print (b + 0 > 0 && s == "ok") ? 1 : 0 }')
         check "memory $kind: $bytes bytes per key" "$ok" "status $status"
     done
-    [ "$(tail -n +2 "$OUT/memory.tsv" | wc -l)" -ne 14 ] || c=1
-    check "memory: all 14 kinds measured" "$c" "see memory.tsv"
+    [ "$(tail -n +2 "$OUT/memory.tsv" | wc -l)" -ne 15 ] || c=1
+    check "memory: all 15 kinds measured" "$c" "see memory.tsv"
 }
 
 smoke_micro() {

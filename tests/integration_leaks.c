@@ -44,6 +44,10 @@ static void workload(server *s, redisContext *c) {
         "SET str x", "RL.TOKEN str 1 1 1", "RL.SLIDINGLOG str 1 1", "RL.LEAKY t1 1 1 1",
         "RL.SETSTATE t9 TOKEN 1 2", "RL.SETSTATE t9 TOKEN 1 2 PXAT 9999999999999", "RL.SETSTATE t9 NOPE 1 2",
         "RL.SETSTATE t9 TOKEN 1 99999999999999999", "RL.SETSTATE str TOKEN 1 2",
+        /* CL.THROTTLE: allowed, denied, a peek, never fits; its errors, bad stored values, WRONGTYPE */
+        "CL.THROTTLE c1 4 1 1", "CL.THROTTLE c1 4 1 1 5", "CL.THROTTLE c1 4 1 1 0", "CL.THROTTLE c1 4 1 1 6",
+        "CL.THROTTLE c1 x 1 1", "CL.THROTTLE c1 4 0 1", "CL.THROTTLE c1 -4 1 1", "CL.THROTTLE c1 4 1 1 1 1",
+        "CL.THROTTLE str 4 1 1", "SET c2 +1700000000500000000", "CL.THROTTLE c2 4 1 1", "CL.THROTTLE t1 4 1 1",
         "COPY t1 t1copy", "DEBUG RELOAD", "RL.CLOCK ADVANCE 500", "RL.TOKEN t1 10 1 1000",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
