@@ -9,6 +9,15 @@ set -euo pipefail
 # gnuplot-nox: the benchmark plot.
 packages=(gcc make tar xz-utils redis-server redis-tools libhiredis-dev clang libclang-rt-dev valgrind
           docker-compose gnuplot-nox)
+# Extra lists, by name, so that `make run` stays light: `scripts/deps.sh clients` for the client helpers'
+# and the gateway's tests (mk/clients.mk), `scripts/deps.sh demo` for `make demo` (mk/demo.mk). Node.js
+# and npm come from Debian only when the machine has no npm of its own.
+clients_packages=(nginx libnginx-mod-http-lua python3 python3-flask python3-redis)
+case "${1:-}" in
+clients) packages=("${clients_packages[@]}") ;;
+demo) packages=("${clients_packages[@]}" wrk) ;;
+esac
+[ -z "${1:-}" ] || command -v npm >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -1,0 +1,168 @@
+"""Checks for the nginx gateways, run by run-tests.sh in three phases against real nginx processes and a
+real redis-server with the module. Each phase prints "gateway-PHASE: N passed, N failed".
+
+  exact PORT1 PORT2 DEAD_PORT   limit 50 per 60 s window, the module's clock frozen 45 s before the
+                                window ends: across both gateways exactly 50 admitted per window, each
+                                with its own `r`, exact headers on 200 and 429, 401 without a key, 503
+                                when Redis is unreachable (DEAD_PORT: a gateway pointed at a closed port)
+  load PORT1 PORT2 OUT          real clock, limit 20 per 1 s: load at both at once for a bounded time and
+                                count; every answer is a 200 or a 429 with consistent headers; the
+                                client's counts go to OUT
+  logs LOG1 LOG2 OUT            after the gateways stopped (logs flushed): in no window did the two
+                                together admit more than 20, and the logs agree with the client's counts
+
+Uses only Debian's python3 standard library (plus examples/demo/report.py)."""
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "demo"))
+
+import report  # noqa: E402
+
+LOAD_LIMIT, LOAD_WINDOW_MS = 20, 1000
+
+
+class Checks:
+    def __init__(self, phase):
+        self.phase, self.passed, self.failed = phase, 0, 0
+
+    def check(self, what, ok, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL gateway-{self.phase}: {what} {detail}")
+
+    def equal(self, what, want, got):
+        self.check(what, want == got, f"(want {want!r}, got {got!r})")
+
+    def finish(self):
+        print(f"gateway-{self.phase}: {self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
+
+
+def get(conn_or_port, api_key="alice"):
+    """GET / : (status, lower-case headers, body). Takes a port (new connection) or a connection."""
+    conn = conn_or_port if isinstance(conn_or_port, http.client.HTTPConnection) else \
+        http.client.HTTPConnection("127.0.0.1", conn_or_port, timeout=10)
+    conn.request("GET", "/", headers={"X-API-Key": api_key} if api_key else {})
+    resp = conn.getresponse()
+    out = resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    if conn is not conn_or_port:
+        conn.close()
+    return out
+
+
+def burst(ports, per_port, threads_per_port=4):
+    """per_port requests at each port from threads_per_port threads at once."""
+    out, lock = [], threading.Lock()
+
+    def worker(port, n):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for _ in range(n):
+            r = get(conn)
+            with lock:
+                out.append(r)
+        conn.close()
+
+    threads = [threading.Thread(target=worker, args=(p, per_port // threads_per_port))
+               for p in ports for _ in range(threads_per_port)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def remaining(headers):
+    return int(headers["ratelimit"].split(";r=")[1].split(";")[0])
+
+
+def check_window(c, responses, label):
+    codes = Counter(status for status, _, _ in responses)
+    c.equal(f"{label}: 50 admitted across both gateways, the rest 429", Counter({200: 50, 429: len(responses) - 50}), codes)
+    c.equal(f"{label}: each admitted request saw its own r (49..0)", list(range(50)),
+            sorted(remaining(h) for s, h, _ in responses if s == 200))
+    c.equal(f"{label}: every response has the policy", {'"default";q=50;w=60'},
+            {h.get("ratelimit-policy") for _, h, _ in responses})
+    c.equal(f"{label}: 200s carry the upstream's body", {b"ok\n"}, {b for s, _, b in responses if s == 200})
+    denied = [(h.get("ratelimit"), h.get("retry-after"), h.get("content-type")) for s, h, _ in responses if s == 429]
+    c.equal(f"{label}: every 429 says r=0;t=45, Retry-After 45, problem+json",
+            {('"default";r=0;t=45', "45", "application/problem+json")}, set(denied))
+    bodies = {json.loads(b)["violated-policies"][0] for s, _, b in responses if s == 429}
+    c.equal(f"{label}: 429 body names the policy", {"default"}, bodies)
+
+
+def phase_exact(port1, port2, dead_port):
+    c = Checks("exact")
+    ports = [int(port1), int(port2)]
+    check_window(c, burst(ports, 40), "window 1")
+    status, h, _ = get(ports[1], api_key="bob")
+    c.equal("another API key has its own budget", (200, '"default";r=49;t=45'), (status, h.get("ratelimit")))
+    c.equal("no API key: 401", 401, get(ports[0], api_key=None)[0])
+    c.equal("Redis unreachable: 503", 503, get(int(dead_port))[0])
+    subprocess.run(["redis-cli", "-p", os.environ["RL_REDIS_PORT"], "RL.CLOCK", "ADVANCE", "60000"],
+                   check=True, stdout=subprocess.DEVNULL)
+    check_window(c, burst(ports, 40), "window 2")
+    return c.finish()
+
+
+def phase_load(port1, port2, out_path, seconds=2.0, max_per_thread=1500):
+    c = Checks("load")
+    ports = [int(port1), int(port2)]
+    counts = {str(p): Counter() for p in ports}
+    bad, lock = [], threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def worker(port):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for _ in range(max_per_thread):
+            if time.monotonic() > deadline:
+                break
+            status, h, _ = get(conn)
+            ok = status in (200, 429) and h.get("ratelimit-policy") == '"default";q=20;w=1' and \
+                (status == 200 or (h.get("retry-after") == "1" and h.get("ratelimit") == '"default";r=0;t=1'))
+            with lock:
+                counts[str(port)][status] += 1
+                if not ok:
+                    bad.append((status, h))
+        conn.close()
+
+    threads = [threading.Thread(target=worker, args=(p,)) for p in ports for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    c.equal("every answer is a 200 or a 429 with consistent headers", [], bad[:3])
+    c.check("both gateways admitted requests", all(counts[str(p)][200] > 0 for p in ports), str(counts))
+    c.check("both gateways denied requests", all(counts[str(p)][429] > 0 for p in ports), str(counts))
+    with open(out_path, "w") as f:
+        json.dump({p: dict(v) for p, v in counts.items()}, f)
+    return c.finish()
+
+
+def phase_logs(log1, log2, counts_path):
+    c = Checks("logs")
+    with open(counts_path) as f:
+        counts = list(json.load(f).values())
+    stats = [report.read_log(log, LOAD_WINDOW_MS) for log in (log1, log2)]
+    for i, (s, client) in enumerate(zip(stats, counts), 1):
+        c.equal(f"gateway {i}: the log's 200s and 429s are the client's", (client.get("200", 0), client.get("429", 0)),
+                (s.status[200], s.status[429]))
+    result = report.report("gateway load test", ["gw1", "gw2"], stats, LOAD_LIMIT, LOAD_WINDOW_MS)
+    c.equal("no window admitted more than the limit across both gateways", [], result["over"])
+    c.equal("every admitted request's window is unambiguous", 0, result["total"].ambiguous)
+    return c.finish()
+
+
+if __name__ == "__main__":
+    phases = {"exact": phase_exact, "load": phase_load, "logs": phase_logs}
+    sys.exit(phases[sys.argv[1]](*sys.argv[2:]))
