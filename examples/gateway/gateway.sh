@@ -38,7 +38,7 @@ gateway_render() {
 }
 
 gateway_pick_port() {
-    local port=$((20000 + RANDOM % 20000))
+    local port=$((20000 + RANDOM % 12000)) # below the usual ephemeral range (32768-)
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 1; fi
     echo "$port"
 }
