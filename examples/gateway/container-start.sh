@@ -12,11 +12,14 @@ here=$(dirname "$(realpath "$0")")
 prefix=/tmp/nginx-$role-$port
 mkdir -p "$prefix/tmp"
 case "$role" in
-upstream) gateway_render "$here/nginx-upstream.conf.in" "$prefix/nginx.conf" "PREFIX=$prefix" "PORT=$port" ;;
+upstream)
+    gateway_render "$here/nginx-upstream.conf.in" "$prefix/nginx.conf" "PREFIX=$prefix" "PORT=$port" \
+        "ERROR_LOG=/dev/stderr"
+    ;;
 gateway)
     gateway_render "$here/nginx-gateway.conf.in" "$prefix/nginx.conf" "PREFIX=$prefix" "PORT=$port" \
         "REDIS_PORT=$REDIS_PORT" "UPSTREAM_PORT=$UPSTREAM_PORT" "LIMIT=$LIMIT" "WINDOW_MS=$WINDOW_MS" \
-        "ACCESS_LOG=/dev/stdout"
+        "ACCESS_LOG=/dev/stdout" "ERROR_LOG=/dev/stderr"
     ;;
 *) echo "container-start.sh: role must be upstream or gateway" >&2; exit 2 ;;
 esac

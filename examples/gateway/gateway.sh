@@ -79,7 +79,7 @@ gateway_start() {
     for attempt in 1 2 3 4 5 6 7 8 9 10; do
         port=$(gateway_pick_port) || continue
         gateway_render "$template" "$GW_PREFIX/nginx.conf" "PREFIX=$GW_PREFIX" "PORT=$port" \
-            "ACCESS_LOG=$GW_PREFIX/access.log" "$@" || return 1
+            "ACCESS_LOG=$GW_PREFIX/access.log" "ERROR_LOG=$GW_PREFIX/error.log" "$@" || return 1
         "$NGINX" -p "$GW_PREFIX" -c "$GW_PREFIX/nginx.conf" -e "$GW_PREFIX/error.log" &
         GW_PID=$!
         if gateway_wait_up "$port"; then

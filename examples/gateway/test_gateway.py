@@ -142,8 +142,9 @@ def phase_load(port1, port2, out_path, seconds=2.0, max_per_thread=1500):
     for t in threads:
         t.join()
     c.equal("every answer is a 200 or a 429 with consistent headers", [], bad[:3])
-    c.check("both gateways admitted requests", all(counts[str(p)][200] > 0 for p in ports), str(counts))
-    c.check("both gateways denied requests", all(counts[str(p)][429] > 0 for p in ports), str(counts))
+    c.check("both gateways answered", all(sum(counts[str(p)].values()) > 0 for p in ports), str(counts))
+    c.check("requests were admitted and denied", sum(counts[str(p)][200] for p in ports) > 0 and
+            sum(counts[str(p)][429] for p in ports) > 0, str(counts))
     with open(out_path, "w") as f:
         json.dump({p: dict(v) for p, v in counts.items()}, f)
     return c.finish()
