@@ -2,7 +2,8 @@
 # The gateway's tests: real nginx processes (examples/gateway/gateway.sh: their own prefix under
 # build/gateway-test, free loopback ports, stopped by pid) in front of a tiny nginx upstream, sharing one
 # real redis-server with the module. Three phases of test_gateway.py (see there): exact counts and
-# headers at a frozen clock, then a short real-clock load at both gateways, then their access logs.
+# headers at a frozen clock, then a short real-clock load at both gateways, then their access logs; and
+# one more (agree): the Lua, Python and Node header mappings give the same headers on the same replies.
 # Prints "gateway: N passed, N failed" (the phases' sums).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -43,6 +44,8 @@ server_cli RL.CLOCK SET $(( (1700000000000 / 60000 + 1) * 60000 + 15000 )) >/dev
 start_pair 50 60000
 gateway_start dead "$gw" REDIS_PORT=1 "UPSTREAM_PORT=$UP" LIMIT=50 WINDOW_MS=60000 || exit 2
 run_phase exact "$P1" "$P2" "$GW_PORT"
+gateway_start selftest examples/gateway/nginx-selftest.conf.in || exit 2
+run_phase agree "$GW_PORT"
 gateway_stop_all
 
 # Phase 2: real clock, 20 per second, then the logs once the gateways have stopped.

@@ -10,8 +10,11 @@ real redis-server with the module. Each phase prints "gateway-PHASE: N passed, N
                                 client's counts go to OUT
   logs LOG1 LOG2 OUT            after the gateways stopped (logs flushed): in no window did the two
                                 together admit more than 20, and the logs agree with the client's counts
+  agree SELFTEST_PORT           the header mapping of all three implementations (the gateway's Lua, run
+                                by a selftest nginx; the Python and Node helpers) gives the same three
+                                header values on a few hundred replies of every algorithm
 
-Uses only Debian's python3 standard library (plus examples/demo/report.py)."""
+Uses Debian's python3 (plus examples/demo/report.py and, for `agree`, clients/python and node)."""
 
 import http.client
 import json
@@ -164,6 +167,82 @@ def phase_logs(log1, log2, counts_path):
     return c.finish()
 
 
+# Specs as "KIND P1 P2 P3 FLAG" (P3 0 and FLAG "-" where the kind has none).
+AGREE_SPECS = ["TOKEN 10 1 2000 -", "TOKEN 10 3 1000 interval", "TOKEN 100 7 300 -", "LEAKY 2 1 1500 nodelay",
+               "LEAKY 50 3 1000 -", "WINDOW 3 60000 0 fixed", "WINDOW 10 1000 0 sliding", "WINDOW 10 100 0 fixed",
+               "SLIDINGLOG 2 10000 0 -", "SLIDINGLOG 500 3600000 0 -"]
+
+NODE_HEADERS = r"""
+const { token, leaky, window, slidingLog } = require(process.argv[1] + '/lib/limits');
+const { rateLimitHeaders } = require(process.argv[1] + '/lib/headers');
+const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean);
+for (const line of lines) {
+  const [kind, a, b, c, flag, ...r] = line.split(' ');
+  const [p1, p2, p3] = [a, b, c].map(Number);
+  const spec = { TOKEN: () => token(p1, p2, p3, { interval: flag === 'interval' }),
+    LEAKY: () => leaky(p1, p2, p3, { nodelay: flag === 'nodelay' }),
+    WINDOW: () => window(p1, p2, { fixed: flag === 'fixed' }), SLIDINGLOG: () => slidingLog(p1, p2) }[kind]();
+  const [allowed, limit, remaining, retryAfterMs, resetAfterMs, waitMs] = r.map(Number);
+  const res = { allowed: allowed === 1, limit, remaining, retryAfterMs, resetAfterMs, waitMs };
+  const h = rateLimitHeaders([['default', spec, res]], res.allowed, retryAfterMs);
+  console.log([h['RateLimit-Policy'], h.RateLimit, h['Retry-After'] || '-'].join('\t'));
+}
+"""
+
+
+def agree_vectors(count=300):
+    """Plausible replies for every spec: admitted, denied, full, never admittable."""
+    import random
+    rng = random.Random(18)
+    out = []
+    for i in range(count):
+        spec = AGREE_SPECS[i % len(AGREE_SPECS)]
+        lim = int(spec.split()[1])
+        remaining = rng.choice([0, lim, rng.randint(0, lim)])
+        allowed = rng.random() < 0.5
+        retry = -1 if allowed else rng.choice([-1, rng.randint(1, 120000)])
+        reset = 0 if remaining == lim and rng.random() < 0.5 else rng.randint(1, 3_600_000)
+        out.append(f"{spec} {int(allowed)} {lim} {remaining} {retry} {reset} 0")
+    return out
+
+
+def python_headers(vectors):
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+    from redis_ratelimit import Leaky, Result, SlidingLog, Token, Window, rate_limit_headers
+    out = []
+    for line in vectors:
+        kind, a, b, c, flag, *r = line.split()
+        p1, p2, p3 = int(a), int(b), int(c)
+        spec = {"TOKEN": lambda: Token(p1, p2, p3, interval=flag == "interval"),
+                "LEAKY": lambda: Leaky(p1, p2, p3, nodelay=flag == "nodelay"),
+                "WINDOW": lambda: Window(p1, p2, fixed=flag == "fixed"),
+                "SLIDINGLOG": lambda: SlidingLog(p1, p2)}[kind]()
+        allowed, lim, remaining, retry, reset, wait = (int(x) for x in r)
+        h = rate_limit_headers([("default", spec, Result(allowed == 1, lim, remaining, retry, reset, wait))],
+                               allowed == 1, retry)
+        out.append("\t".join([h["RateLimit-Policy"], h["RateLimit"], h.get("Retry-After", "-")]))
+    return out
+
+
+def phase_agree(selftest_port):
+    c = Checks("agree")
+    vectors = agree_vectors()
+    body = "\n".join(vectors) + "\n"
+    conn = http.client.HTTPConnection("127.0.0.1", int(selftest_port), timeout=10)
+    conn.request("POST", "/headers", body=body.encode())
+    lua = conn.getresponse().read().decode().splitlines()
+    node_dir = os.path.join(HERE, "..", "..", "clients", "node")
+    node = subprocess.run(["node", "-e", NODE_HEADERS, node_dir], input=body, capture_output=True, text=True)
+    node_out = node.stdout.splitlines()
+    py = python_headers(vectors)
+    c.equal("Lua answered every vector", len(vectors), len(lua))
+    c.equal("Node answered every vector", (len(vectors), ""), (len(node_out), node.stderr[-300:]))
+    for name, got in (("Lua", lua), ("Node", node_out)):
+        diff = [(v, p, g) for v, p, g in zip(vectors, py, got) if p != g]
+        c.equal(f"{name} gives Python's headers on every vector", [], diff[:2])
+    return c.finish()
+
+
 if __name__ == "__main__":
-    phases = {"exact": phase_exact, "load": phase_load, "logs": phase_logs}
+    phases = {"exact": phase_exact, "load": phase_load, "logs": phase_logs, "agree": phase_agree}
     sys.exit(phases[sys.argv[1]](*sys.argv[2:]))
