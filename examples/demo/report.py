@@ -9,7 +9,10 @@ request's window is the server's, not the logger's: the window ends at unix_ms +
 since windows are aligned to multiples of window_ms, rounding that to the nearest multiple names the
 window exactly while the reply took less than half a window to be logged (`ambiguous` counts the
 replies that came within a quarter window of that bound). Exits 1 if any window admitted more than the
-limit across all servers. --series FILE writes admitted per window per server (gnuplot data)."""
+limit across all servers. --series FILE writes admitted per window per server (gnuplot data).
+
+Columns: admit/win is the mean admitted per window over the windows between the first and the last
+(those two are partial), max the most in one window; p50/p99 are the limiter check in microseconds."""
 
 import argparse
 import math

@@ -10,7 +10,7 @@ import sys
 import unittest
 from collections import Counter
 
-from support import PORT, RedisCase, get, get_many
+from support import PORT, RedisCase, get_many
 
 import redis
 from example_app import RequestLog, create_app, parse_policy
