@@ -6,7 +6,7 @@
 # servers), so the install runs under a policy-rc.d that forbids service starts, unless the machine
 # already has one.
 #
-# Usage: scripts/deps.sh [--runtime]
+# Usage: scripts/deps.sh [--runtime | clients | demo]
 set -euo pipefail
 
 # Building and running: the compiler, the servers and redis-cli; tar and xz-utils unpack the Redis source
@@ -17,12 +17,18 @@ runtime=(gcc make tar xz-utils redis-server redis-tools)
 # the benchmark plot; dpkg-dev (dpkg-source) and g++ (Redis 8's fast_float) for the servers
 # scripts/servers.sh builds from Debian source packages; python3-redis to run docs/recipes.md's Python.
 test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox dpkg-dev g++ python3-redis)
+# The client helpers' and the gateway's tests (mk/clients.mk: `scripts/deps.sh clients`), and `make demo`
+# (mk/demo.mk: `scripts/deps.sh demo`). Node.js and npm come from Debian only when the machine has no npm.
+clients=(nginx libnginx-mod-http-lua python3 python3-flask python3-redis)
 
 case "${1:-}" in
 --runtime) packages=("${runtime[@]}") ;;
 "") packages=("${runtime[@]}" "${test[@]}") ;;
-*) echo "usage: $0 [--runtime]" >&2; exit 2 ;;
+clients) packages=("${clients[@]}") ;;
+demo) packages=("${clients[@]}" wrk) ;;
+*) echo "usage: $0 [--runtime | clients | demo]" >&2; exit 2 ;;
 esac
+case "${1:-}" in clients | demo) command -v npm >/dev/null || packages+=(nodejs npm) ;; esac
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

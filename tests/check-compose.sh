@@ -2,7 +2,8 @@
 # Checks docker-compose.yml without a Docker engine: `docker-compose config` must accept it (default and
 # cluster, redis8 and valkey8 profiles), every redis-server (or valkey-server) in it must load the module from the path `make run` uses, mounted
 # from ./build/ratelimit.so, with the same module arguments, and the cluster profile must be 6 cluster
-# nodes that the one-shot service joins with --cluster-replicas 1. What `make run` uses is read from
+# nodes that the one-shot service joins with --cluster-replicas 1, and the demo profile must be two
+# gateways and their upstream on the redis service's port. What `make run` uses is read from
 # scripts/run-server.sh (and scripts/cluster.sh must agree with it too), so nothing is written down twice.
 # Prints "compose: N passed, N failed".
 set -u
@@ -138,5 +139,32 @@ for p in "${node_ports[@]}"; do
     grep -q -- "127.0.0.1:$p" <<<"$(grep -A1 -- '--cluster create' docker-compose.yml)" || missing+=("$p")
 done
 check "--cluster create names every node port (missing: ${missing[*]:-none})" test -n "$create" -a ${#missing[@]} -eq 0
+
+# --- The demo profile: an upstream and two gateways (examples/gateway/container-start.sh) on the redis
+# service's published port, each gateway on its own port, proxying to the upstream. -------------------
+if docker-compose --help 2>&1 | grep -q -- '--profile'; then
+    check "docker-compose --profile demo config -q" docker-compose --profile demo config -q
+    # One line per service started by container-start.sh: "SERVICE ROLE PORT REDIS_PORT UPSTREAM_PORT".
+    mapfile -t demo < <(docker-compose --profile demo config 2>/dev/null | awk '
+        function flush() { if (role != "") print svc, role, port, env["REDIS_PORT"], env["UPSTREAM_PORT"] }
+        /^  [^ ].*:$/ { flush(); svc = $1; sub(/:$/, "", svc); role = ""; delete env; after = 0; next }
+        /^[^ ]/ { flush(); role = "" }
+        /^    - .*\/container-start\.sh$/ { after = 1; next }
+        after == 1 { role = $2; after = 2; next }
+        after == 2 { port = $2; gsub(/\047/, "", port); after = 0; next }
+        /^      [A-Z_]+: / { k = $1; sub(/:$/, "", k); v = $2; gsub(/\047/, "", v); env[k] = v }
+        END { flush() }')
+    redis_port=$(docker-compose --profile demo config 2>/dev/null |
+        sed -n '/^  redis:$/,/^  [^ ]/s/^    - 127\.0\.0\.1:\([0-9]*\):.*/\1/p' | head -n 1)
+    ups=$(printf '%s\n' "${demo[@]}" | awk '$2 == "upstream" { print $3 }')
+    gws=$(printf '%s\n' "${demo[@]}" | awk '$2 == "gateway"')
+    check "demo profile: one upstream and two gateways (found: ${demo[*]:-none})" \
+        test "$(grep -c . <<<"$ups")" -eq 1 -a "$(grep -c . <<<"$gws")" -eq 2
+    check "demo gateways listen on distinct ports" test "$(awk '{ print $3 }' <<<"$gws" | sort -u | grep -c .)" -eq 2
+    check "demo gateways use the redis service's port ${redis_port:-none}" \
+        test -n "$redis_port" -a -z "$(awk -v p="$redis_port" '$4 != p' <<<"$gws")"
+    check "demo gateways proxy to the upstream's port ${ups:-none}" \
+        test -n "$ups" -a -z "$(awk -v p="$ups" '$5 != p' <<<"$gws")"
+fi
 
 finish

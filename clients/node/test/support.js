@@ -1,0 +1,51 @@
+// Shared test support: the real redis-server that run-tests.sh started (RL_REDIS_PORT, module loaded with
+// test-clock), a frozen clock at a known instant, and plain HTTP GETs (one connection each).
+//
+// The idea: with the module's clock frozen every reply field is exact, so the tests compare header
+// values and admitted counts exactly and never depend on timing.
+'use strict';
+
+const http = require('node:http');
+const Redis = require('ioredis');
+
+const PORT = Number(process.env.RL_REDIS_PORT || 0);
+// A minute boundary: T0 + 15 s is 45 s before the window of 60 s ends.
+const T0 = (Math.floor(1700000000000 / 60000) + 1) * 60000;
+
+function client(opts = {}) {
+  if (!PORT) throw new Error('RL_REDIS_PORT is not set (run clients/node/run-tests.sh)');
+  return new Redis({ host: '127.0.0.1', port: PORT, ...opts });
+}
+
+// Empty database, clock frozen at T0 + 15 s.
+async function fresh(redis) {
+  await redis.flushall();
+  await redis.call('RL.CLOCK', 'SET', T0 + 15000);
+}
+
+function get(port, { path = '/', apiKey = 'alice' } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false, headers: apiKey ? { 'X-API-Key': apiKey } : {} },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { body += c; });
+        res.on('end', () => resolve({ port, status: res.statusCode, headers: res.headers, body }));
+      });
+    req.on('error', reject);
+  });
+}
+
+// perPort GETs at each port, `parallel` in flight per port at a time.
+async function getMany(ports, perPort, parallel = 4) {
+  const out = [];
+  const worker = async (port, n) => { for (let i = 0; i < n; i++) out.push(await get(port)); };
+  const jobs = [];
+  for (const port of ports) {
+    for (let w = 0; w < parallel; w++) jobs.push(worker(port, Math.floor(perPort / parallel) + (w < perPort % parallel ? 1 : 0)));
+  }
+  await Promise.all(jobs);
+  return out;
+}
+
+module.exports = { PORT, T0, client, fresh, get, getMany };

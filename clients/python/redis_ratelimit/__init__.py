@@ -1,0 +1,10 @@
+"""redis_ratelimit: Python calls for the redis-ratelimit module's RL.* commands (limits.py), their HTTP
+headers (headers.py), framework-neutral request checks (policy.py) and a Flask middleware (flask.py,
+imported on its own so that the rest needs only redis-py)."""
+
+from .headers import rate_limit_headers
+from .limits import AllResult, Leaky, Result, SlidingLog, Token, Window, limit, limit_all
+from .policy import Decision, Policy, check
+
+__all__ = ["AllResult", "Decision", "Leaky", "Policy", "Result", "SlidingLog", "Token", "Window",
+           "check", "limit", "limit_all", "rate_limit_headers"]

@@ -1,0 +1,157 @@
+"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog) names the
+algorithm and its parameters, `limit()` runs one command for one key and `limit_all()` runs RL.ALL for
+several, and both return typed results with the module's six reply fields.
+
+The idea: a spec is a plain value (parameters are not stored in Redis, every call brings its own), so
+the same spec object serves the command, the read-only form and the HTTP headers (headers.py)."""
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+FIELDS = ("allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "wait_ms")
+
+
+@dataclass(frozen=True)
+class Token:
+    """RL.TOKEN: a bucket of `capacity` tokens refilled by `refill_tokens` per `refill_ms` (continuously,
+    or in whole chunks with interval=True)."""
+    capacity: int
+    refill_tokens: int
+    refill_ms: int
+    interval: bool = False
+
+    command = "RL.TOKEN"
+
+    def params(self) -> List[object]:
+        return [self.capacity, self.refill_tokens, self.refill_ms]
+
+    def flags(self) -> List[str]:
+        return ["INTERVAL"] if self.interval else []
+
+
+@dataclass(frozen=True)
+class Leaky:
+    """RL.LEAKY: a bucket of `capacity` units draining `leak_tokens` per `leak_ms`; shaping by default
+    (wait_ms says how long to hold the request), policing with nodelay=True."""
+    capacity: int
+    leak_tokens: int
+    leak_ms: int
+    nodelay: bool = False
+
+    command = "RL.LEAKY"
+
+    def params(self) -> List[object]:
+        return [self.capacity, self.leak_tokens, self.leak_ms]
+
+    def flags(self) -> List[str]:
+        return ["NODELAY"] if self.nodelay else []
+
+
+@dataclass(frozen=True)
+class Window:
+    """RL.WINDOW: at most `limit` per window of `window_ms`, windows aligned to the Unix epoch; the
+    sliding-window counter by default, a plain fixed window with fixed=True."""
+    limit: int
+    window_ms: int
+    fixed: bool = False
+
+    command = "RL.WINDOW"
+
+    def params(self) -> List[object]:
+        return [self.limit, self.window_ms]
+
+    def flags(self) -> List[str]:
+        return ["FIXED" if self.fixed else "SLIDING"]
+
+
+@dataclass(frozen=True)
+class SlidingLog:
+    """RL.SLIDINGLOG: never more than `limit` in any `window_ms`; denied attempts are logged too;
+    `mingap_ms` optionally spaces attempts."""
+    limit: int
+    window_ms: int
+    mingap_ms: Optional[int] = None
+
+    command = "RL.SLIDINGLOG"
+
+    def params(self) -> List[object]:
+        return [self.limit, self.window_ms]
+
+    def flags(self) -> List[str]:
+        return [] if self.mingap_ms is None else ["MINGAP", self.mingap_ms]
+
+
+@dataclass(frozen=True)
+class Result:
+    """One limiter's answer: the module's common reply."""
+    allowed: bool
+    limit: int
+    remaining: int
+    retry_after_ms: int
+    reset_after_ms: int
+    wait_ms: int
+
+
+@dataclass(frozen=True)
+class AllResult:
+    """RL.ALL's answer: the overall decision, then one Result per limit in the order given."""
+    allowed: bool
+    retry_after_ms: int
+    reset_after_ms: int
+    limits: List[Result] = field(default_factory=list)
+
+
+def parse_result(reply) -> Result:
+    """A six-field reply, as a RESP2 array or a RESP3 map (keys as bytes or str)."""
+    if isinstance(reply, dict):
+        values = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
+        reply = [values[name] for name in FIELDS]
+    if len(reply) != 6:
+        raise ValueError(f"expected 6 fields, got {reply!r}")
+    allowed, lim, remaining, retry, reset, wait = (int(v) for v in reply)
+    return Result(allowed == 1, lim, remaining, retry, reset, wait)
+
+
+def parse_all(reply) -> AllResult:
+    """RL.ALL's reply: allowed, retry_after_ms, reset_after_ms, then the per-limit replies."""
+    if isinstance(reply, dict):
+        values = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
+        reply = [values["allowed"], values["retry_after_ms"], values["reset_after_ms"], *values["limits"]]
+    allowed, retry, reset = (int(v) for v in reply[:3])
+    return AllResult(allowed == 1, retry, reset, [parse_result(r) for r in reply[3:]])
+
+
+def command_args(key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False) -> List[object]:
+    """The argument list of one RL.* call (the command name first)."""
+    name = spec.command + ("_RO" if readonly else "")
+    args = [name, key, *spec.params(), *spec.flags()]
+    if cost != 1:
+        args += ["COST", cost]
+    if dryrun and not readonly:
+        args.append("DRYRUN")
+    return args
+
+
+def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False) -> Result:
+    """Run one limiter for `key` and return its Result. dryrun=True looks without consuming;
+    readonly=True uses the command's _RO form (same answer as DRYRUN; runs on replicas and for
+    read-only users). `client` is a redis.Redis (or anything with execute_command)."""
+    return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly)))
+
+
+def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False) -> List[object]:
+    """The argument list of RL.ALL for (key, spec) pairs."""
+    args: List[object] = ["RL.ALL", len(limits), *(key for key, _ in limits)]
+    if cost != 1:
+        args += ["COST", cost]
+    if dryrun:
+        args.append("DRYRUN")
+    for _, spec in limits:
+        args += ["LIMIT", spec.command[3:], *spec.params(), *spec.flags()]
+    return args
+
+
+def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False) -> AllResult:
+    """Check several (key, spec) limits in one atomic RL.ALL: admitted by all of them, or by none and
+    nothing consumed."""
+    return parse_all(client.execute_command(*all_args(limits, cost, dryrun)))

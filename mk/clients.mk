@@ -1,0 +1,31 @@
+# clients.mk -- the client helpers and examples of issue 18 (docs/headers.md), tested by `make test`:
+#   clients/python   redis_ratelimit (redis-py) + Flask middleware   clients/python/run-tests.sh
+#   clients/node     the same for Node.js (ioredis) + Express         clients/node/run-tests.sh
+#   examples/c       a minimal hiredis program                         examples/c/run-test.sh
+#   examples/gateway two nginx gateways (Lua) on one Redis            examples/gateway/run-tests.sh
+# Each runs against a real redis-server with the module and prints "name: N passed, N failed". Their
+# Debian packages come from `scripts/deps.sh clients`; the Node packages from `npm ci` (the lockfile).
+
+NODE_DIR := clients/node
+NODE_MODULES_STAMP := $(NODE_DIR)/node_modules/.package-lock.json
+C_EXAMPLE := $(BUILD)/examples/ratelimit-example
+
+.PHONY: deps-clients node-modules
+
+deps-clients: deps
+	@scripts/deps.sh clients
+
+# npm ci installs exactly the lockfile, and writes node_modules/.package-lock.json last.
+$(NODE_MODULES_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund
+
+node-modules: $(NODE_MODULES_STAMP)
+
+$(C_EXAMPLE): examples/c/ratelimit_example.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< -lhiredis
+
+test: deps-clients
+TEST_DEPS += $(MODULE) $(C_EXAMPLE) $(NODE_MODULES_STAMP)
+TEST_PROGRAMS += clients/python/run-tests.sh clients/node/run-tests.sh examples/c/run-test.sh \
+	examples/gateway/run-tests.sh
