@@ -16,21 +16,22 @@ N=${BENCH_N:-20000} KEYS=${BENCH_KEYS:-10000}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
-commands=("RL.TOKEN ib:__rand_int__ 100 100 86400000" "RL.LEAKY ib:__rand_int__ 100 100 86400000"
-          "RL.WINDOW ib:__rand_int__ 100 86400000" "RL.SLIDINGLOG ib:__rand_int__ 100 86400000"
-          "INCR ib:__rand_int__")
+commands=("RL.TOKEN it:__rand_int__ 100 100 86400000" "RL.LEAKY il:__rand_int__ 100 100 86400000"
+          "RL.WINDOW iw:__rand_int__ 100 86400000" "RL.SLIDINGLOG is:__rand_int__ 100 86400000"
+          "INCR ii:__rand_int__")
 
 work=$(mktemp -d)
 pid=""
 cleanup() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-# Total Ir collected so far by the server under callgrind (dumps a profile, reads its total).
+# Ir collected since the last dump (a dump writes a profile and starts the counts again).
 collected() {
-    callgrind_control -d "$pid" >/dev/null
+    callgrind_control -d "$pid" >/dev/null 2>&1
     local last
     last=$(ls -t "$work"/callgrind.out.* | head -n 1)
-    callgrind_annotate "$last" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }'
+    # (awk reads to the end: stopping early would SIGPIPE callgrind_annotate, a failure under pipefail)
+    callgrind_annotate "$last" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
 
 measure_module() { # module -> lines "command instructions_per_call"
@@ -45,12 +46,10 @@ measure_module() { # module -> lines "command instructions_per_call"
     for c in "${commands[@]}"; do
         # shellcheck disable=SC2086
         "$REDIS_BENCHMARK" -p "$port" -q -n $((KEYS * 3)) -r "$KEYS" -c 10 -P 16 $c >/dev/null # warm-up
-        local before after
-        before=$(collected)
+        collected >/dev/null # the warm-up's count, dropped
         # shellcheck disable=SC2086
         "$REDIS_BENCHMARK" -p "$port" -q -n "$N" -r "$KEYS" -c 10 -P 16 $c >/dev/null
-        after=$(collected)
-        echo "${c%% *} $(( (after - before) / N ))"
+        echo "${c%% *} $(( $(collected) / N ))"
     done
     "$REDIS_CLI" -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
     wait "$pid" 2>/dev/null || true

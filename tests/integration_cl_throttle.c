@@ -429,44 +429,21 @@ static void test_aof(void) {
     server_stop(s);
 }
 
-/* WATCH key on a second client, run line, EXEC on the watcher: 1 if the transaction ran. */
-static int watch_survives(const char *key, const char *line) {
-    redisContext *w = server_connect(srv);
-    freeReplyObject(cmd(w, "WATCH %s", key));
-    freeReplyObject(cmdline(c, "%s", line));
-    freeReplyObject(cmd(w, "MULTI"));
-    freeReplyObject(cmd(w, "INCR watch:side"));
-    redisReply *x = cmd(w, "EXEC");
-    int ran = x->type == REDIS_REPLY_ARRAY;
-    freeReplyObject(x);
-    redisFree(w);
-    return ran;
-}
 
-static void next_event(redisContext *sub, char *out, size_t n) {
-    out[0] = '\0';
-    redisReply *m = NULL;
-    if (redisGetReply(sub, (void **)&m) != REDIS_OK || !m) return;
-    if (m->type == REDIS_REPLY_ARRAY && m->elements == 4) snprintf(out, n, "%s %s", m->element[2]->str, m->element[3]->str);
-    freeReplyObject(m);
-}
 
 static void test_watch_and_events(void) {
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
     del("ev:k");
-    CHECK(!watch_survives("ev:k", "CL.THROTTLE ev:k 1 1 60 2")); /* takes both: a change */
-    CHECK(watch_survives("ev:k", "CL.THROTTLE ev:k 1 1 60"));    /* denied */
-    CHECK(watch_survives("ev:k", "CL.THROTTLE ev:k 1 1 60 0"));  /* a peek */
-    CHECK(watch_survives("ev:k", "CL.THROTTLE ev:k 1 1 60 5"));  /* never fits */
-    CHECK(watch_survives("ev:k", "CL.THROTTLE ev:k 1 0 60"));    /* an error */
+    CHECK(!watch_survives(srv, c, "ev:k", "CL.THROTTLE ev:k 1 1 60 2")); /* takes both: a change */
+    CHECK(watch_survives(srv, c, "ev:k", "CL.THROTTLE ev:k 1 1 60"));    /* denied */
+    CHECK(watch_survives(srv, c, "ev:k", "CL.THROTTLE ev:k 1 1 60 0"));  /* a peek */
+    CHECK(watch_survives(srv, c, "ev:k", "CL.THROTTLE ev:k 1 1 60 5"));  /* never fits */
+    CHECK(watch_survives(srv, c, "ev:k", "CL.THROTTLE ev:k 1 0 60"));    /* an error */
     del("ev:k");
     del("watch:side");
 
     CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Edg$"));
-    redisContext *sub = server_connect(srv);
-    freeReplyObject(cmd(sub, "PSUBSCRIBE __keyevent@0__:*"));
-    struct timeval two = {2, 0};
-    redisSetTimeout(sub, two);
+    redisContext *sub = event_subscriber(srv);
     char ev[256];
     freeReplyObject(cmd(c, "CL.THROTTLE ev:k 1 1 60 2"));
     next_event(sub, ev, sizeof ev);

@@ -45,20 +45,6 @@ static void lowercase(const char *in, char *out, size_t n) {
 
 /* --- WATCH: only a change aborts a transaction ------------------------------------------------------ */
 
-/* WATCH key on a second client, run `line` on the first, then EXEC an INCR on the watcher: 1 if the
- * transaction ran (the key was not signalled). */
-static int watch_survives(const char *key, const char *line) {
-    redisContext *w = server_connect(srv);
-    freeReplyObject(cmd(w, "WATCH %s", key));
-    freeReplyObject(cmdline(c, "%s", line));
-    freeReplyObject(cmd(w, "MULTI"));
-    freeReplyObject(cmd(w, "INCR watch:side"));
-    redisReply *x = cmd(w, "EXEC");
-    int ran = x->type == REDIS_REPLY_ARRAY;
-    freeReplyObject(x);
-    redisFree(w);
-    return ran;
-}
 
 static void test_watch(void) {
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
@@ -68,21 +54,21 @@ static void test_watch(void) {
         del(key);
         char line[160];
         snprintf(line, sizeof line, "%s %s %s COST 2", l->command, key, l->args);
-        CHECK(!watch_survives(key, line)); /* spends the limit: a change */
+        CHECK(!watch_survives(srv, c, key, line)); /* spends the limit: a change */
         snprintf(line, sizeof line, "%s %s %s DRYRUN", l->command, key, l->args);
-        CHECK(watch_survives(key, line));
+        CHECK(watch_survives(srv, c, key, line));
         snprintf(line, sizeof line, "%s_RO %s %s", l->command, key, l->args);
-        CHECK(watch_survives(key, line));
+        CHECK(watch_survives(srv, c, key, line));
         snprintf(line, sizeof line, "%s %s %s COST 3", l->command, key, l->args); /* above the limit: logs nothing */
-        CHECK(watch_survives(key, line));
+        CHECK(watch_survives(srv, c, key, line));
         snprintf(line, sizeof line, "%s %s %s COST 0", l->command, key, l->args);
-        CHECK(watch_survives(key, line));
+        CHECK(watch_survives(srv, c, key, line));
         snprintf(line, sizeof line, "%s %s %s", l->command, key, l->args);
         /* Denied: the cell limiters write nothing; the sliding log logs the blocked attempt, a change. */
         int logs_blocked = strcmp(l->command, "RL.SLIDINGLOG") == 0;
-        if (!CHECK(watch_survives(key, line) == !logs_blocked)) fprintf(stderr, "     %s\n", line);
+        if (!CHECK(watch_survives(srv, c, key, line) == !logs_blocked)) fprintf(stderr, "     %s\n", line);
         snprintf(line, sizeof line, "RL.SETSTATE %s TOKEN 0 0", "watch:set");
-        CHECK(!watch_survives("watch:set", line));
+        CHECK(!watch_survives(srv, c, "watch:set", line));
         del("watch:set");
     }
     del("watch:side");
@@ -90,28 +76,12 @@ static void test_watch(void) {
 
 /* --- keyspace events -------------------------------------------------------------------------------- */
 
-/* The next pub/sub message on sub as "channel payload", or "" after 2 s without one. */
-static void next_event(redisContext *sub, char *out, size_t n) {
-    out[0] = '\0';
-    redisReply *m = NULL;
-    if (redisGetReply(sub, (void **)&m) != REDIS_OK || !m) return;
-    if (m->type == REDIS_REPLY_ARRAY && m->elements == 4) /* pmessage pattern channel payload */
-        snprintf(out, n, "%s %s", m->element[2]->str, m->element[3]->str);
-    freeReplyObject(m);
-}
 
-static redisContext *subscriber(void) {
-    redisContext *sub = server_connect(srv);
-    freeReplyObject(cmd(sub, "PSUBSCRIBE __keyevent@0__:*"));
-    struct timeval two = {2, 0};
-    redisSetTimeout(sub, two);
-    return sub;
-}
 
 static void test_events(void) {
     CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Edgx"));
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
-    redisContext *sub = subscriber();
+    redisContext *sub = event_subscriber(srv);
     char ev[256];
     for (size_t i = 0; i < NLIMITERS; i++) {
         const limiter *l = &limiters[i];

@@ -429,3 +429,33 @@ int aof_rewrite_wait(redisContext *c) {
     }
     return 0;
 }
+
+int watch_survives(const server *s, redisContext *c, const char *key, const char *line) {
+    redisContext *w = server_connect(s);
+    freeReplyObject(cmd(w, "WATCH %s", key));
+    freeReplyObject(cmdline(c, "%s", line));
+    freeReplyObject(cmd(w, "MULTI"));
+    freeReplyObject(cmd(w, "INCR watch:side"));
+    redisReply *x = cmd(w, "EXEC");
+    int ran = x->type == REDIS_REPLY_ARRAY;
+    freeReplyObject(x);
+    redisFree(w);
+    return ran;
+}
+
+redisContext *event_subscriber(const server *s) {
+    redisContext *sub = server_connect(s);
+    freeReplyObject(cmd(sub, "PSUBSCRIBE __keyevent@0__:*"));
+    struct timeval two = {2, 0};
+    redisSetTimeout(sub, two);
+    return sub;
+}
+
+void next_event(redisContext *sub, char *out, size_t n) {
+    out[0] = '\0';
+    redisReply *m = NULL;
+    if (redisGetReply(sub, (void **)&m) != REDIS_OK || !m) return;
+    if (m->type == REDIS_REPLY_ARRAY && m->elements == 4) /* pmessage pattern channel payload */
+        snprintf(out, n, "%s %s", m->element[2]->str, m->element[3]->str);
+    freeReplyObject(m);
+}

@@ -90,6 +90,14 @@ long long info_field(redisContext *c, const char *section, const char *field);
 /* 1 once no AOF rewrite is in progress or scheduled (polls up to 10 s). */
 int aof_rewrite_wait(redisContext *c);
 
+/* WATCH key on a new connection to s, run `line` (split as cmdline) on c, then EXEC an INCR of watch:side on
+ * the watcher: 1 if the transaction ran, i.e. nothing signalled the key. */
+int watch_survives(const server *s, redisContext *c, const char *key, const char *line);
+/* A new client of s subscribed to every keyevent channel of db 0, its reads timing out after 2 s. */
+redisContext *event_subscriber(const server *s);
+/* The next pub/sub message on sub as "channel payload", or "" when none came in time. */
+void next_event(redisContext *sub, char *out, size_t n);
+
 /* DUMP of a key as a malloc'd buffer (NULL when the key does not exist), for byte-for-byte comparison. */
 char *dump_key(redisContext *c, const char *key, size_t *len);
 /* 1 if both contexts have the same DUMP for key (both missing counts as equal). */
