@@ -31,8 +31,7 @@ void rl_commit(RedisModuleCtx *ctx, rl_pending *p) {
 }
 
 static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim,
-                              const rl_syntax *syntax) {
-    rl_counters *stats = &rl_stats[2 * (lim - rl_limiters) + (syntax == lim->syntax_ro)];
+                              const rl_syntax *syntax, rl_counters *stats) {
     stats->calls++;
     int nargs = argc - 2;
     if (nargs < syntax->nparams || nargs > RL_MAX_ARGS) {
@@ -52,7 +51,13 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     if (syntax->excluded & RL_F_DRYRUN) req.flags |= RL_F_DRYRUN; /* a read-only form */
     req.now_us = rl_clock_now_us();
 
-    rl_pending p = {.lim = lim, .req = &req, .keyname = argv[1]};
+    /* Only what prepare does not always set: the effect is filled by prepare (no memset on the hot path). */
+    rl_pending p;
+    p.lim = lim;
+    p.req = &req;
+    p.keyname = argv[1];
+    p.key = NULL;
+    p.changes = p.creates = 0;
     const char *failed = lim->steps->prepare(ctx, &p, err);
     if (!failed && p.changes && !(req.flags & RL_F_DRYRUN)) rl_commit(ctx, &p);
     lim->steps->release(ctx, &p);
@@ -86,10 +91,12 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
 
 #define LIMITER_FUNCTIONS(id, command, type_name, tag, algorithm, storage)                     \
     static int command_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {          \
-        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes[RL_LIM_##id]); \
+        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes[RL_LIM_##id],      \
+                                  &rl_stats[2 * RL_LIM_##id]);                                                 \
     }                                                                                            \
     static int command_ro_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {       \
-        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id]); \
+        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id],   \
+                                  &rl_stats[2 * RL_LIM_##id + 1]);                                             \
     }                                                                                            \
     CELL_CALLBACKS_##storage(id)
 RL_LIMITERS(LIMITER_FUNCTIONS)

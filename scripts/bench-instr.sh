@@ -19,6 +19,12 @@ REDIS_SERVER=${REDIS_SERVER:-redis-server}
 commands=("RL.TOKEN it:__rand_int__ 100 100 86400000" "RL.LEAKY il:__rand_int__ 100 100 86400000"
           "RL.WINDOW iw:__rand_int__ 100 86400000" "RL.SLIDINGLOG is:__rand_int__ 100 86400000"
           "INCR ii:__rand_int__")
+# BENCH_ONLY="RL.TOKEN INCR": only these commands.
+if [ -n "${BENCH_ONLY:-}" ]; then
+    only=()
+    for c in "${commands[@]}"; do [[ " $BENCH_ONLY " == *" ${c%% *} "* ]] && only+=("$c"); done
+    commands=("${only[@]}")
+fi
 
 work=$(mktemp -d)
 pid=""
