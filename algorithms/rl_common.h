@@ -66,6 +66,10 @@ enum {
      * granted 0, retry_after_ms when 1 unit would be admitted); COST 0 is COST 0 (granted 0). A cost
      * above the capacity is thus not "never" with ATMOST. rl_atmost_cost computes that cost. */
     RL_F_ATMOST = 1u << 3,
+    /* Not an option: a denied attempt is not logged. RL.ALL writes nothing when a limit denies, so it
+     * asks every limit to describe itself this way; only an algorithm that logs attempts (the sliding log)
+     * reads it. Common, not RL_F_ALG: it is set on every kind of limit. */
+    RL_F_NOLOG = 1u << 4,
 };
 #define RL_F_MODULE(n) (1u << (8 + (n)))
 #define RL_F_ALG(n) (1u << (16 + (n)))

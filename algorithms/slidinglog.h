@@ -28,9 +28,6 @@
 
 /* RL.SLIDINGLOG's own option: MINGAP was given (req->mingap_ms holds the value). */
 #define RL_F_MINGAP RL_F_ALG(0)
-/* Not an option: RL.ALL's denied requests are not logged (nothing is written when any limit denies), so
- * their reply describes the log without the attempt. */
-#define RL_F_NOLOG RL_F_ALG(1)
 
 /* What to write back. keep + add <= limit + 1, keep <= the units in the window. */
 typedef struct rl_slog_plan {
