@@ -54,11 +54,12 @@ extern const char *const rl_reply_field_names[RL_REPLY_FIELDS + 1];
 enum {
     RL_F_DRYRUN = 1u << 0, /* decide, store nothing */
     RL_F_COST = 1u << 1,   /* COST was given (the parser's record; req->cost holds the value) */
-    /* REFUND n (RL.TOKEN, RL.LEAKY, RL.WINDOW; excludes COST): give back up to n units of what was
-     * consumed, req->cost holding n. Never more than the capacity, never below an empty counter; always
+    /* REFUND n (every limiter command; excludes COST): give back up to n units of what was consumed,
+     * req->cost holding n. Never more than the capacity, never below an empty counter (or log); always
      * allowed (retry_after_ms -1, wait_ms 0, granted 0), the reply describing the state after the refund.
-     * A refund of 0, or on a new limiter, changes nothing. Each algorithm's opening comment says exactly
-     * what it gives back. With both flags set, REFUND wins (ATMOST goes with COST, which REFUND excludes). */
+     * A refund of 0, or on a new limiter, changes nothing (but what every call does: the sliding log still
+     * trims what left its window). Each algorithm's opening comment says exactly what it gives back. With
+     * both flags set, REFUND wins (ATMOST goes with COST, which REFUND excludes). */
     RL_F_REFUND = 1u << 2,
     /* ATMOST (RL.TOKEN, RL.WINDOW, with COST n): admit as many units as are available now, from 1 to n.
      * "Available" is what `remaining` of a COST 0 call would say. The request is then exactly the request

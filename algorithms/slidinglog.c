@@ -5,8 +5,9 @@
  * MINGAP G, the newest entry still in the window is at least G old. As in ClassDojo's limiter the attempt
  * is logged whether admitted or blocked, so a client that keeps hammering stays blocked. The module keeps
  * the log in a sorted set, one member per attempt carrying its cost as a weight, and does the I/O; this
- * file decides, from the newest units in the window, what to reply and which units to keep. Everything
- * below is stated for a log of one entry per unit; a member of weight w is w such entries at one score.
+ * file decides, from the newest units in the window, what to reply and which units to keep (and, for
+ * REFUND n, how many of the newest to give back). Everything below is stated for a log of one entry per
+ * unit; a member of weight w is w such entries at one score.
  *
  * The rule, with L = limit, n = cost, W = window_ms in µs, G = mingap_ms in µs, t = now, and c = units
  * with score > t - W (after the ones with score <= t - W are removed), where a score above t counts as t:
@@ -42,6 +43,25 @@
  * before) + (the new ones). Hence a log capped at L + 1 units answers every call exactly as the full log
  * would. Units of one score are interchangeable, so the cap may cut a member: it keeps part of its weight.
  *
+ * REFUND n. The newest units of the log are the attempts just made, so a refund, for an attempt that
+ * failed downstream and should not count, removes up to n units from the newest end: the newest
+ * min(n, c') of the c' = min(c, L + 1) units the log keeps in the window (scores above now counting as
+ * now, as always; which units of one score go does not matter). Nothing is logged; the call still trims
+ * what left the window and what lies beyond the newest L + 1, as every call does, so a refund of 0 changes
+ * nothing else. The reply is the log after it: allowed 1, remaining = max(0, L - (c' - dropped)),
+ * reset_after = until the newest unit left has left the window (0 when none is left), retry_after -1,
+ * wait 0, granted 0.
+ *   A refund is the one call whose result would depend on more than the newest L + 1 units of the full
+ * log: removing the newest n brings the next n forward, and the cap may already have removed them. The
+ * log the module keeps is the state, so they stay removed: a refund takes its units off the newest L + 1.
+ * So after a window that held more than L + 1 units (blocked attempts that kept coming, or others'
+ * members), a refund leaves fewer units than a log that kept everything would, and a later attempt may be
+ * admitted sooner than there: the price of the memory bound. (Keeping exactly what every sequence of
+ * refunds could bring forward would mean keeping the whole log.) The undo of an admitted attempt is exact
+ * all the same: that attempt found c + n <= L, so nothing was cut, and a refund of n right after it leaves
+ * the log a COST 0 would have left. After a refund the stored log is the newest units of the log the
+ * refund left, so the proof above applies again from there on.
+ *
  * Retry. After the attempt's own units are logged, with e_0 >= e_1 >= ... the log newest first (every
  * score now <= t), the same attempt at T >= t passes the count rule iff fewer than L - n + 1 units remain,
  * i.e. T >= e_{L-n} + W (no condition if the log holds at most L - n units), and passes MINGAP iff
@@ -63,15 +83,17 @@ int64_t rl_slog_read_max(const rl_request *req) {
 static int64_t clamp_now(int64_t score, int64_t now) { return score > now ? now : score; }
 
 /* The log after the call, newest first, without building it: `add` units at now, then the units kept
- * (read through the view). */
+ * (read through the view, after the `drop` newest that a refund removes). */
 typedef struct slog_after {
     const rl_slog_view *read;
     int64_t add, size;
     int64_t now;
+    int64_t drop;
 } slog_after;
 
 static int64_t slog_unit(const slog_after *a, int64_t k) {
-    return k < a->add ? a->now : clamp_now(a->read->nth(a->read->ctx, k - a->add), a->now);
+    /* k - add + drop < keep + drop <= the units in the window: a unit the view holds */
+    return k < a->add ? a->now : clamp_now(a->read->nth(a->read->ctx, k - a->add + a->drop), a->now);
 }
 
 /* --- the array form ------------------------------------------------------------------------------- */
@@ -109,6 +131,30 @@ void rl_slog_decide(const rl_request *req, const rl_slog_entry *newest_first, si
 
 /* --- the decision ---------------------------------------------------------------------------------- */
 
+/* REFUND n: the newest min(n, c) of the c units kept in the window go (c <= limit + 1), nothing is added;
+ * always allowed. */
+static void slog_refund(const rl_request *req, const rl_slog_view *view, int64_t c, rl_slog_plan *plan,
+                        rl_reply *reply) {
+    int64_t limit = req->params[0];
+    int64_t n = req->cost > 0 ? req->cost : 0;
+    int64_t drop = n < c ? n : c;
+    plan->at_us = req->now_us;
+    plan->add = 0;
+    plan->drop = drop;
+    plan->keep = c - drop;
+
+    slog_after after = {view, 0, c - drop, req->now_us, drop};
+    reply->allowed = 1;
+    reply->limit = limit;
+    reply->wait_ms = 0;
+    reply->granted = 0;
+    reply->remaining = after.size < limit ? limit - after.size : 0;
+    /* Every unit left is in the window at now: the log empties when the newest of them leaves it. */
+    rl_i128 idle_us = 0;
+    if (after.size > 0) idle_us = (rl_i128)slog_unit(&after, 0) + req->params[1] * 1000 - req->now_us;
+    rl_reply_times(reply, -1, idle_us);
+}
+
 void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slog_plan *plan, rl_reply *reply) {
     int64_t limit = req->params[0];
     int64_t window_us = req->params[1] * 1000;
@@ -118,6 +164,11 @@ void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slo
     int64_t cap = rl_slog_read_max(req); /* limit + 1 */
     int64_t c = view->in_window < cap ? view->in_window : cap;
     int64_t newest = clamp_now(view->newest_us, now);
+
+    if (req->flags & RL_F_REFUND) {
+        slog_refund(req, view, c, plan, reply);
+        return;
+    }
 
     int over = cost > limit;
     int allowed = !over && (rl_i128)c + cost <= limit;
@@ -131,9 +182,10 @@ void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slo
     int64_t keep = c < cap - add ? c : cap - add;
     plan->add = add;
     plan->keep = keep;
+    plan->drop = 0;
     plan->at_us = now;
 
-    slog_after after = {view, add, keep + add, now};
+    slog_after after = {view, add, keep + add, now, 0};
 
     reply->allowed = allowed;
     reply->limit = limit;

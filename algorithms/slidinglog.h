@@ -1,4 +1,5 @@
-/* slidinglog.h -- sliding log (RL.SLIDINGLOG key limit window_ms [MINGAP ms] [COST n] [DRYRUN]): the decision.
+/* slidinglog.h -- sliding log (RL.SLIDINGLOG key limit window_ms [MINGAP ms] [COST n | REFUND n] [DRYRUN]):
+ * the decision.
  *
  * The log lives in a Redis sorted set whose scores are attempt times in Unix microseconds; the module
  * (module/store_log.c) does the sorted-set I/O and this file only decides. Request: params[0] = limit
@@ -10,10 +11,11 @@
  *
  * The decision never sees the whole log. It gets a view (rl_slog_view): how many units are in the window,
  * the newest entry's time, and an accessor for the time of the i-th newest unit, which it calls only when
- * it blocks or logs nothing, for at most two units. It answers with the reply and a plan (rl_slog_plan):
- * keep the newest plan.keep units of the log, remove every older one, add plan.add units at plan.at_us.
- * The stored log then holds at most limit + 1 units; slidinglog.c says why the newest limit + 1 are all
- * that can ever matter. */
+ * it blocks or logs nothing (or, for a refund, for the newest unit it leaves), for at most two units. It
+ * answers with the reply and a plan (rl_slog_plan): remove the newest plan.drop units (a refund), keep the
+ * newest plan.keep units of the rest, remove every older one, add plan.add units at plan.at_us. The stored
+ * log then holds at most limit + 1 units; slidinglog.c says why the newest limit + 1 are all that can ever
+ * matter, and what that means for a refund. */
 #ifndef RL_SLIDINGLOG_H
 #define RL_SLIDINGLOG_H
 
@@ -26,16 +28,23 @@
  * attempts of cost 1 keeps up to limit + 1 members: 10^5 of them is a few MB for one key. */
 #define RL_SLOG_MAX_LIMIT 100000LL
 
-/* RL.SLIDINGLOG's own option: MINGAP was given (req->mingap_ms holds the value). */
+/* RL.SLIDINGLOG's own option: MINGAP was given (req->mingap_ms holds the value). The common REFUND n
+ * (RL_F_REFUND, n in req->cost) removes up to n units from the newest end of the log: see slidinglog.c. */
 #define RL_F_MINGAP RL_F_ALG(0)
 
-/* What to write back. keep + add <= limit + 1, keep <= the units in the window. */
+/* What to write back, on the log newest first (scores above now counting as now): its newest `drop`
+ * units go, the next `keep` stay, every older one goes; then `add` units are logged at at_us.
+ * keep + add <= limit + 1, drop + keep <= the units in the window, drop > 0 only when add == 0. Units of
+ * one score are interchangeable, so which of the units at now (scores above now included) a drop takes
+ * is the storage's choice. */
 typedef struct rl_slog_plan {
     int64_t at_us; /* when the new units are logged: now_us */
     int64_t add;   /* units to log at at_us: the cost, or 0 when the cost is above the limit (such an
-                      attempt can never be admitted, so it is not logged) */
-    int64_t keep;  /* how many units of the log (newest first, scores above now counting as now) to
-                      keep; every older unit, and every unit with score <= now_us - W, is removed */
+                      attempt can never be admitted, so it is not logged), and 0 for a refund */
+    int64_t keep;  /* how many units of the log to keep, after the dropped ones; every older unit, and
+                      every unit with score <= now_us - W, is removed */
+    int64_t drop;  /* REFUND n: the newest min(n, units in the window, at most limit + 1) units are
+                      removed; 0 for every other call */
 } rl_slog_plan;
 
 /* The log as a decision sees it, without copying it: how many units have a score > now - W (scores

@@ -22,17 +22,41 @@
  * walking the window. A member of another format, met by a search, is resolved by looking at the
  * nearest module member above it (one step per such member).
  *
+ * The invariant of the totals, which every write keeps. Let m_1 (oldest) .. m_k (newest) be the module's
+ * members in score order; then, modulo 10^12,
+ *     x(m_j) = x(m_(j-1)) + weight(m_j) - 1   for 1 < j <= k,    floor(m_k) = x(m_1) - (weight(m_1) - 1):
+ * each x follows the one below it by its own weight - 1, and the newest member's floor is the total just
+ * below the oldest (the floors of the other members are left as they were written, and never read). Then
+ * E(r) above and x_newest - floor_newest (the total of the set) are exact. How each write keeps it:
+ *   - dropping the lowest members, and cutting the oldest one kept to weight - d (the cap, and what left
+ *     the window): no x changes; the floor rises by the (weight - 1) of the members dropped, plus d;
+ *   - a refund removing the newest members, and cutting the newest one kept to weight - d: no x below
+ *     it changes, the cut member's x goes down by d (so it still follows the one below it), and the floor
+ *     does not move (nothing below the oldest changed);
+ *   - merging the module members at or above now (and the units added) into one member at now: its x
+ *     is the x just below the merged members plus its weight - 1;
+ *   - then whichever module member is the newest after the call is rewritten with the new floor, unless it
+ *     holds it already (a member a refund cut is rewritten anyway, for its weight and x).
+ * A member is "rewritten" by a ZREM of its old name and a ZADD of the new one at the same score.
+ *
  * Cost of one call: O(log N) sorted-set operations (N = members), plus the members that left the window
  * or fell out of the newest limit + 1 units, which the call removes (each member is removed once, so this
  * is amortised O(1) per logged call, though one call may remove many), plus members of another format
  * where a read lands on them: above the newest module member, and between a searched rank and the
  * module member above it. A blocked call does a binary search of at most log2(N) ZRANGE reads.
  *
+ * REFUND n takes up to n units off the newest end (slidinglog.c decides how many: plan.drop): commit
+ * removes the newest members whole, highest scores first (those above now, which count as now, come
+ * first; units of one time are interchangeable), and cuts the next one, always a module member since any
+ * other weighs 1, keeping part of its weight. Then the call goes on as every call: what left the window
+ * or lies beyond the newest limit + 1 units goes, members above now move to now. A refund visits the
+ * members it removes, each once, as the trim does.
+ *
  * prepare reads, decides (algorithms/slidinglog.c) and writes nothing. commit writes straight to the open
  * key and replicates (and AOF-logs) the same effect as ordinary sorted-set commands, which Redis wraps in
- * MULTI/EXEC: ZREMRANGEBYRANK (the exact lowest ranks dropped), ZREM (members rewritten or merged), ZADD
- * (the exact members added, and members moved from the future to now), PEXPIREAT. A replica's set is then
- * member-for-member the primary's, whatever its clock.
+ * MULTI/EXEC: ZREMRANGEBYRANK (the exact lowest ranks dropped), ZREM (members a refund removes, members
+ * rewritten or merged), ZADD (the exact members added or rewritten, and members moved from the future to
+ * now), PEXPIREAT. A replica's set is then member-for-member the primary's, whatever its clock.
  *
  * Scores are doubles: exact to the µs up to 2^53 µs (the year 2255). A score above now counts as now
  * (slidinglog.c), and commit moves such members to now: a module member is merged into the one at now,
@@ -399,46 +423,77 @@ static const char *log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_E
 
 /* --- commit: writing the plan ------------------------------------------------------------------------ */
 
-/* What commit reads before it writes: the members at or above now (merged or moved to now), the newest
- * module member, the newest one below now, and the lowest members to drop. Names held are owned. */
+/* What commit reads before it writes: the members a refund removes from the top, the members at or above
+ * now (merged or moved to now), the newest module member, the newest one left below now, and the lowest
+ * members to drop. Names held are owned. */
 typedef struct log_writer {
     int64_t now;
-    entries top;     /* members with score >= now, newest first */
-    newest_own b;    /* the newest module member */
-    entry below;     /* the newest module member below now (below.own = 0: none) */
-    int64_t walked;  /* members the top walk passed */
-    entries dropped; /* the lowest members, dropped whole */
-    entry cut;       /* the member the cap cuts (cut.own = 0: none), keeping weight - cut_by units */
+    int64_t drop;      /* units a refund still takes off the top during the top walk */
+    entries refunded;  /* the newest members, which the refund removes whole */
+    entry rcut;        /* the member the refund cuts (rcut.own = 0: none), as it will be: weight and x
+                          lowered by what it gives back; name borrowed from top or below */
+    entries top;       /* members left with score >= now, newest first */
+    newest_own b;      /* the newest module member (before the refund: the totals are read against it) */
+    int left;          /* a module member is left after the refund (in top, or below) */
+    entry below;       /* the newest module member left, when it is below now (below.own = 0: none) */
+    int64_t walked;    /* members the top walk passed */
+    entries dropped;   /* the lowest members, dropped whole */
+    entry cut;         /* the member the cap cuts (cut.own = 0: none), keeping weight - cut_by units */
     int64_t cut_by, dropped_extra;
 } log_writer;
 
-/* Down from the top: every member at or above now, then on to the newest module member (which the
- * totals are read against) if none was at or above now. */
+/* Down from the top: the members a refund removes (highest scores first) and the one it cuts, every member
+ * left at or above now, then on to the newest module member left if none was at or above now. */
 static int visit_commit_top(void *arg, RedisModuleString *name, double score, int *take) {
     log_writer *w = arg;
     entry e;
     parse_member(name, score, &e);
     w->walked++;
     if (e.own && !w->b.found) w->b = (newest_own){1, w->walked - 1, e.x, e.floor, e.weight, e.us};
+    int refund_cut = 0;
+    if (w->drop > 0) {
+        if (e.weight <= w->drop) {
+            w->drop -= e.weight;
+            *take = 1;
+            e.name = name;
+            *entries_push(&w->refunded) = e;
+            return 1;
+        }
+        /* A module member (any other weighs 1 <= drop) keeps weight - drop units. Its x goes down as much,
+         * so that it still follows the x below it by its weight - 1. */
+        e.weight -= w->drop;
+        e.x = xmod(e.x - w->drop);
+        w->drop = 0;
+        refund_cut = 1;
+    }
     if (e.us >= w->now) {
         *take = 1;
         e.name = name;
         *entries_push(&w->top) = e;
+        if (e.own) w->left = 1;
+        if (refund_cut) w->rcut = e;
         return 1;
     }
-    if (!e.own) return !w->b.found;
-    if (w->b.us == e.us) { /* the newest module member is below now: keep it, it may be rewritten */
+    if (!e.own) return !w->left;
+    if (!w->left) { /* the newest module member left is below now: keep it, it may be rewritten */
         *take = 1;
         e.name = name;
         w->below = e;
+        w->left = 1;
+        if (refund_cut) w->rcut = e;
     }
     return 0;
+}
+
+static int same_member(const entry *a, const entry *b) {
+    return a->name && b->name && RedisModule_StringCompare(a->name, b->name) == 0;
 }
 
 /* Up from the bottom: drop whole members while they fit in the units to drop; the next one is cut. */
 typedef struct drop_walk {
     log_writer *w;
-    int64_t rem, limit; /* units still to drop; members it may look at (those below the top group) */
+    int64_t rem, limit; /* units still to drop; members it may look at (those below the refunded ones and
+                           the top group) */
 } drop_walk;
 
 static int visit_drop(void *arg, RedisModuleString *name, double score, int *take) {
@@ -449,6 +504,10 @@ static int visit_drop(void *arg, RedisModuleString *name, double score, int *tak
     parse_member(name, score, &e);
     e.name = name;
     *take = 1;
+    if (same_member(&e, &d->w->rcut)) { /* what the refund left of it */
+        e.weight = d->w->rcut.weight;
+        e.x = d->w->rcut.x;
+    }
     if (e.weight <= d->rem) {
         d->rem -= e.weight;
         if (e.own) d->w->dropped_extra = xmod(d->w->dropped_extra + e.weight - 1);
@@ -554,10 +613,6 @@ static void write_collapsed(RedisModuleCtx *ctx, rl_pending *p, int64_t now, int
     entries_free(ctx, &all);
 }
 
-static int same_member(const entry *a, const entry *b) {
-    return a->name && b->name && RedisModule_StringCompare(a->name, b->name) == 0;
-}
-
 /* The newest module member after the commit when no new member is written: the one at now, or the newest
  * below now unless the cap dropped it. NULL when none is left. */
 static const entry *newest_kept(const log_writer *w, int64_t n_own_top) {
@@ -569,9 +624,10 @@ static const entry *newest_kept(const log_writer *w, int64_t n_own_top) {
     return &w->below;
 }
 
-/* Keep the newest units (the cap stopped below the members at or above now): drop the lowest, cut one,
- * merge the module members at or above now with the new units into one member at now, move the other
- * members above now to now, and keep the floor of the newest module member true. */
+/* Keep the newest units (the cap stopped below the members at or above now): remove the members a refund
+ * took, rewrite the one it cut, drop the lowest, cut one, merge the module members at or above now with
+ * the new units into one member at now, move the other members above now to now, and keep the floor of the
+ * newest module member true. */
 static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
     const rl_slog_plan *plan = &p->u.log.plan;
     int64_t floor1 = xmod(w->b.floor + w->dropped_extra + (w->cut.own ? w->cut_by : 0));
@@ -585,7 +641,8 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
     int new_member = plan->add > 0 || n_own > 1 || (n_own == 1 && w->top.e[last_own].us > w->now);
 
     log_edit ed;
-    edit_init(&ed, &w->dropped, w->top.n + 3);
+    edit_init(&ed, &w->dropped, w->refunded.n + w->top.n + 3);
+    for (size_t i = 0; i < w->refunded.n; i++) ed.rem[ed.nrem++] = w->refunded.e[i].name;
     if (w->cut.own) {
         ed.rem[ed.nrem++] = w->cut.name;
         edit_add(&ed, own_name(ctx, p->key, w->cut.us, w->cut.seq, w->cut.weight - w->cut_by, w->cut.x, floor1),
@@ -599,8 +656,10 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
             if (w->top.e[i].own) ed.rem[ed.nrem++] = w->top.e[i].name;
         edit_add(&ed, own_name(ctx, p->key, w->now, 0, merged, xmod(base + merged - 1), floor1), w->now, 1);
     } else {
+        /* The newest member left carries the floor; the one a refund cut also its new weight and x (unless
+         * the cap cuts it too, and the cut above rewrote it). */
         const entry *t = newest_kept(w, n_own);
-        if (t && t->floor != floor1 && !same_member(t, &w->cut)) {
+        if (t && (t->floor != floor1 || same_member(t, &w->rcut)) && !same_member(t, &w->cut)) {
             ed.rem[ed.nrem++] = t->name;
             edit_add(&ed, own_name(ctx, p->key, t->us, t->seq, t->weight, t->x, floor1), t->us, 1);
         }
@@ -610,14 +669,16 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
     edit_apply(ctx, p, &ed);
 }
 
-/* Keep the newest plan.keep units (scores above now counting as now), add plan.add at now, set the
- * expiry. What is not kept is the lowest units: those that left the window, and those beyond the cap. */
+/* Remove the newest plan.drop units (a refund), keep the newest plan.keep units of the rest (scores above
+ * now counting as now), add plan.add at now, set the expiry. What is not kept is the lowest units: those
+ * that left the window, and those beyond the cap. */
 static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     const rl_log_pending *log = &p->u.log;
-    log_writer w = {.now = log->plan.at_us};
+    log_writer w = {.now = log->plan.at_us, .drop = log->plan.drop};
     walk(p->key, ctx, 1, NEG_INF, POS_INF, 0, visit_commit_top, &w);
-    int64_t units = log->card + total_extra(&w.b);
-    drop_walk d = {&w, units > log->plan.keep ? units - log->plan.keep : 0, log->card - (long long)w.top.n};
+    int64_t units = log->card + total_extra(&w.b) - (log->plan.drop - w.drop); /* left after the refund */
+    drop_walk d = {&w, units > log->plan.keep ? units - log->plan.keep : 0,
+                   log->card - (long long)w.refunded.n - (long long)w.top.n};
     if (d.rem > 0) walk(p->key, ctx, 0, NEG_INF, POS_INF, 0, visit_drop, &d);
     if (d.rem > 0)
         write_collapsed(ctx, p, w.now, log->plan.keep + log->plan.add);
@@ -629,6 +690,7 @@ static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     } else if (RedisModule_KeyType(p->key) == REDISMODULE_KEYTYPE_ZSET && RedisModule_ValueLength(p->key) == 0) {
         RedisModule_DeleteKey(p->key); /* an empty log is no key, as Redis does for an emptied sorted set */
     }
+    entries_free(ctx, &w.refunded);
     entries_free(ctx, &w.top);
     entries_free(ctx, &w.dropped);
     if (w.below.name) RedisModule_FreeString(ctx, w.below.name);

@@ -12,8 +12,9 @@
 #define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts}
 #define OPT_COST(max) OPT_VALUE_X("COST", RL_F_COST, cost, 0, max, RL_F_REFUND)
 /* REFUND n gives back n units: it fills the cost slot (the algorithm reads it as a refund), so it takes the
- * place of COST, and admits nothing partially nor holds a reply. */
-#define OPT_REFUND OPT_VALUE_X("REFUND", RL_F_REFUND, cost, 0, RL_MAX_COUNT, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK)
+ * place of COST, and admits nothing partially nor holds a reply. Its range is its command's COST range. */
+#define OPT_REFUND_UPTO(max) OPT_VALUE_X("REFUND", RL_F_REFUND, cost, 0, max, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK)
+#define OPT_REFUND OPT_REFUND_UPTO(RL_MAX_COUNT)
 /* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
 #define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
@@ -42,9 +43,14 @@ static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYR
 #define WINDOW_OPTIONS window_options
 #define WINDOW_DOCS "Counts a request in a fixed window or a sliding-window counter.", "O(1)"
 
-/* The sliding log stores one entry per unit of cost, hence its smaller limit and cost. */
+/* The sliding log keeps up to limit + 1 units in the window, hence its smaller limit and cost. REFUND
+ * there has COST's range, 0 .. RL_SLOG_MAX_LIMIT: it gives back what attempts logged, and one attempt logs
+ * at most that much; a refund takes at most limit + 1 <= RL_SLOG_MAX_LIMIT + 1 units, so a larger n could
+ * give back at most one unit more; and every count of the command keeps one bound. (The log has no ATMOST
+ * or BLOCK, so of REFUND's conflicts only COST applies; MINGAP has no say in a refund.) */
 static const rl_option_spec slidinglog_options[] = {
-    OPT_VALUE("COST", RL_F_COST, cost, 0, RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS)};
+    OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS),
+    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT)};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_DOCS                                                                                     \

@@ -335,13 +335,13 @@ static void test_command_docs(void) {
     static const char *const ro_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token", "integer",
                                            "pure-token"};
     check_docs("rl.token_ro", "1.1.0", "O(1)", ro_args, ro_types, 8);
-    static const char *const log_args[] = {"key", "limit", "window_ms", "COST", "DRYRUN", "MINGAP"};
-    static const char *const log_types[] = {"key", "integer", "integer", "integer", "pure-token", "integer"};
+    static const char *const log_args[] = {"key", "limit", "window_ms", "COST", "DRYRUN", "MINGAP", "REFUND"};
+    static const char *const log_types[] = {"key", "integer", "integer", "integer", "pure-token", "integer", "integer"};
     redisReply *x = cmd(c, "COMMAND DOCS rl.slidinglog");
     const redisReply *doc = x->type == REDIS_REPLY_ARRAY && x->elements == 2 ? x->element[1] : NULL;
     const redisReply *cx = map_get(doc, "complexity");
     CHECK(cx && strncmp(cx->str, "O(log(N))", 9) == 0);
-    check_docs("rl.slidinglog", "1.0.0", cx ? cx->str : "?", log_args, log_types, 6);
+    check_docs("rl.slidinglog", "1.0.0", cx ? cx->str : "?", log_args, log_types, 7);
     freeReplyObject(x);
     static const char *const leaky_args[] = {"key", "capacity", "leak_tokens", "leak_ms", "COST", "DRYRUN",
                                              "NODELAY", "BLOCK", "REFUND"};

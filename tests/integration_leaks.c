@@ -1,7 +1,7 @@
 /* integration_leaks.c -- the module in a redis-server under valgrind: after a workload that takes every
- * path of every command (errors, DRYRUN, BLOCK with clients that disconnect while held, sorted-set logs,
- * RDB reload, COPY, RESTORE of good and corrupt payloads, RL.SETSTATE), memcheck reports no leak and no
- * memory error whose stack passes through the module.
+ * path of every command (errors, DRYRUN, BLOCK with clients that disconnect while held, sorted-set logs and
+ * their refunds, RDB reload, COPY, RESTORE of good and corrupt payloads, RL.SETSTATE), memcheck reports no
+ * leak and no memory error whose stack passes through the module.
  *
  * Debian's Redis allocates with a shared libjemalloc; valgrind tracks it through --soname-synonyms, so the
  * module's RedisModule_Alloc blocks are seen too. A server with jemalloc linked in statically (upstream's
@@ -71,6 +71,19 @@ static void workload(server *s, redisContext *c) {
                                        "RL.CLOCK SET 1700000100010", "RL.SLIDINGLOG deep 100 100000 COST 1",
                                        "RL.SLIDINGLOG deep 100 100000 COST 100", "RL.SLIDINGLOG deep 100 100000 COST 0"};
     for (size_t i = 0; i < sizeof deep / sizeof deep[0]; i++) run(c, deep[i]);
+    /* Refunds: members removed whole and one cut (on the deep log, its reply found by rank), through
+     * others' members above now, cut from both ends at once, folded into one member at now, a DRYRUN, the
+     * read-only form, one that empties the key, and an error. */
+    static const char *const refunds[] = {
+        "RL.SLIDINGLOG deep 100 100000 REFUND 7",   "RL.SLIDINGLOG deep 100 100000 REFUND 3 DRYRUN",
+        "RL.SLIDINGLOG_RO deep 100 100000 REFUND 5", "RL.SLIDINGLOG deep 100 100000 REFUND 0",
+        "ZADD s4 +inf u3 1800000000000000 u4",      "RL.SLIDINGLOG s4 5 1000 REFUND 2",
+        "RL.SLIDINGLOG s6 10 1000 COST 4",          "RL.CLOCK ADVANCE 10",
+        "RL.SLIDINGLOG s6 10 1000 COST 6",          "RL.CLOCK ADVANCE 10",
+        "RL.SLIDINGLOG s6 3 1000 REFUND 2",         "RL.SLIDINGLOG s6 10 1000 COST 7",
+        "RL.SLIDINGLOG s6 3 1000 REFUND 1",         "RL.SLIDINGLOG s6 3 1000 REFUND 9",
+        "RL.SLIDINGLOG s1 3 1000 REFUND 1 COST 1"};
+    for (size_t i = 0; i < sizeof refunds / sizeof refunds[0]; i++) run(c, refunds[i]);
 
     /* RESTORE: a good payload, then a truncated one. */
     size_t len;

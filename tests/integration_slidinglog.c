@@ -3,7 +3,9 @@
  * per attempt), blocked attempts logged, the limit + 1 memory bound, MINGAP, peeks, exact retry_after,
  * users' own ZADD (also in the future, or at +inf), logs of earlier versions (one member "<t_us>-<seq>"
  * per unit), DRYRUN, key expiry, replication and AOF of the verbatim sorted-set writes, bad input, key
- * metadata, and generated traces against a reference model of one entry per unit.
+ * metadata, generated traces against a reference model of one entry per unit, and REFUND (exact replies,
+ * the members after, others' members and members above now, DRYRUN, WATCH and keyspace events, errors,
+ * replicas equal by DUMP).
  *
  * Every expected reply in the tables is computed by hand from the rules (docs/commands.md, RL.SLIDINGLOG):
  * with L = limit, n = cost, W = window, t = now: a score above t counts as t; units with score <= t - W no
@@ -677,11 +679,12 @@ static void test_ttl_and_deletion(void) {
 /* --- 6. replication and AOF ------------------------------------------------------------------------ */
 
 /* A deterministic mix of calls over nkeys keys: admitted, blocked, peeks, costs above the limit, large
- * costs and limits, MINGAP, DRYRUN, a user's ZADD (in the past, in the future, at +inf), members in an
- * earlier version's format, and the clock moving (also back a little). */
+ * costs and limits, MINGAP, DRYRUN, refunds, a user's ZADD (in the past, in the future, at +inf), members
+ * in an earlier version's format, and the clock moving (also back a little). */
 static void mixed_calls(redisContext *x, const char *prefix, int nkeys, int ncalls) {
     static const char *opts[] = {"",        "COST 0",     "COST 3",      "MINGAP 40", "DRYRUN",     "COST 9",
-                                 "MINGAP 700 COST 2", "COST 2 DRYRUN", "",      "COST 20000", "COST 60000"};
+                                 "MINGAP 700 COST 2", "COST 2 DRYRUN", "",      "COST 20000", "COST 60000",
+                                 "REFUND 2", "REFUND 30000"};
     static const long long windows[] = {100, 1000, 5000};
     static const int limits[] = {1, 2, 3, 4, 5, 6, 50000};
     long long now = T0 + 900000;
@@ -700,7 +703,7 @@ static void mixed_calls(redisContext *x, const char *prefix, int nkeys, int ncal
             freeReplyObject(cmd(x, "ZADD %s:%d %lld %lld-0 %lld %lld-1", prefix, k, now * 1000 - 7, now * 1000 - 7,
                                 now * 1000 - 7, now * 1000 - 7));
         redisReply *r = cmdline(x, "RL.SLIDINGLOG %s:%d %d %lld %s", prefix, k, limits[(i / nkeys) % 7],
-                                windows[(i / 3) % 3], opts[(i * 5) % 11]);
+                                windows[(i / 3) % 3], opts[(i * 5) % 13]);
         if (r->type != REDIS_REPLY_ARRAY) fprintf(stderr, "     mixed call %d: %s\n", i, r->str ? r->str : "?");
         freeReplyObject(r);
     }
@@ -956,7 +959,27 @@ static rl_result uref_decide(const uref *f, long long now, long long limit, long
     return r;
 }
 
-static void uref_apply(uref *f, long long now, long long w, long long cost, long long limit) {
+/* REFUND n on the reference: of the c units in the window, the newest limit + 1 are what the module's log
+ * holds; the newest min(n, those) go (drop), and the ones beyond the limit + 1 are forgotten, as the
+ * module's cap forgot them (algorithms/slidinglog.c, "REFUND n"); `left` units stay. */
+static void uref_refund_counts(long long c, long long limit, long long n, long long *drop, long long *left) {
+    long long held = min_ll(c, limit + 1);
+    *drop = min_ll(n, held);
+    *left = held - *drop;
+}
+
+static rl_result uref_refund_decide(const uref *f, long long now, long long limit, long long w, long long n) {
+    size_t runs = 0;
+    long long c = 0, e, drop, left;
+    while (runs < f->n && f->r[runs].s > now - w) c += f->r[runs++].m;
+    uref_refund_counts(c, limit, n, &drop, &left);
+    rl_result r = {1, 1, limit, left < limit ? limit - left : 0, -1, 0, 0, ""};
+    if (left > 0 && uref_unit(f, runs, now, 0, drop, &e)) r.reset_after_ms = ceil_ms(e + w - now);
+    return r;
+}
+
+/* refund: n is a refund's (cost is ignored). */
+static void uref_apply(uref *f, long long now, long long w, long long cost, long long limit, int refund, long long n) {
     long long above = 0;
     size_t i = 0;
     while (i < f->n && f->r[i].s > now) above += f->r[i++].m;
@@ -964,6 +987,21 @@ static void uref_apply(uref *f, long long now, long long w, long long cost, long
     f->n -= i;
     if (above) uref_add(f, now, above);
     while (f->n > 0 && f->r[f->n - 1].s <= now - w) f->n--;
+    if (refund) { /* keep the units [drop, drop + left) of the window, newest first */
+        long long c = 0, skip, room;
+        for (size_t k = 0; k < f->n; k++) c += f->r[k].m;
+        uref_refund_counts(c, limit, n, &skip, &room);
+        size_t j = 0;
+        for (size_t k = 0; k < f->n; k++) {
+            long long m = f->r[k].m, d = min_ll(m, skip);
+            m = min_ll(m - d, room);
+            skip -= d;
+            room -= m;
+            if (m > 0) f->r[j++] = (urun){f->r[k].s, m};
+        }
+        f->n = j;
+        return;
+    }
     if (cost > 0 && cost <= limit) uref_add(f, now, cost);
 }
 
@@ -999,7 +1037,7 @@ static void seed_members(const char *key, uref *f, long long now_ms, long long w
 }
 
 typedef struct trace_totals {
-    long long calls, blocked, mismatches, bookkeeping_bad, too_big, searched_logs, max_members;
+    long long calls, blocked, mismatches, bookkeeping_bad, too_big, searched_logs, max_members, refunds;
 } trace_totals;
 
 /* deep: many attempts of small cost 1 ms apart in a long window (hundreds of members of weights 1 to 5,
@@ -1051,12 +1089,20 @@ static void run_generated_trace(int no, int deep, trace_totals *tt) {
         else cost = trace_range(1, 100000);
         long long gap = trace_range(0, 2) == 0 ? trace_range(1, 2 * w_ms) : 0;
         int dry = trace_range(0, 6) == 0;
+        /* Now and then a refund instead: of one unit, a few, up to the whole log, more than it holds. */
+        int refund = trace_range(0, 99) < 8;
+        if (refund) {
+            u = trace_range(0, 99);
+            cost = u < 10 ? 0 : u < 40 ? 1 : u < 60 ? trace_range(1, 5) : u < 90 ? trace_range(1, limit + 1) : 100000;
+        }
+        tt->refunds += refund;
         char args[128];
-        int len = snprintf(args, sizeof args, "%lld %lld COST %lld", limit, w_ms, cost);
+        int len = snprintf(args, sizeof args, "%lld %lld %s %lld", limit, w_ms, refund ? "REFUND" : "COST", cost);
         if (gap) len += snprintf(args + len, sizeof args - (size_t)len, " MINGAP %lld", gap);
         if (dry) snprintf(args + len, sizeof args - (size_t)len, " DRYRUN");
 
-        rl_result want = uref_decide(&f, now, limit, w, cost, gap * 1000);
+        rl_result want =
+            refund ? uref_refund_decide(&f, now, limit, w, cost) : uref_decide(&f, now, limit, w, cost, gap * 1000);
         rl_result got = rl(c, "RL.SLIDINGLOG %s %s", key, args);
         tt->calls++;
         tt->blocked += !got.allowed;
@@ -1070,7 +1116,7 @@ static void run_generated_trace(int no, int deep, trace_totals *tt) {
                         got.reset_after_ms, want.allowed, want.limit, want.remaining, want.retry_after_ms,
                         want.reset_after_ms, got.error);
         }
-        if (!dry) uref_apply(&f, now, w, cost, limit);
+        if (!dry) uref_apply(&f, now, w, cost, limit, refund, cost);
         long long card = zcard(c, key);
         if (card > tt->max_members) tt->max_members = card;
         if (card <= 3000 || step % 40 == 0) {
@@ -1086,8 +1132,9 @@ static void run_generated_trace(int no, int deep, trace_totals *tt) {
 }
 
 /* Every reply of the module equals the reference's, whatever the log holds: an earlier version's members
- * (up to 10^5 of them), a user's, members above now; limits and costs up to 10^5. The running totals
- * stay consistent and the set never keeps more than limit + 1 units after a call that writes. */
+ * (up to 10^5 of them), a user's, members above now; limits and costs up to 10^5; refunds among the calls.
+ * The running totals stay consistent and the set never keeps more than limit + 1 units after a call that
+ * writes. */
 static void test_generated_traces(void) {
     trace_totals tt = {0};
     for (int no = 0; no < 60; no++) run_generated_trace(no, 0, &tt);
@@ -1096,7 +1143,280 @@ static void test_generated_traces(void) {
     CHECK_EQ(tt.bookkeeping_bad, 0);
     CHECK_EQ(tt.too_big, 0);
     CHECK(tt.blocked > tt.calls / 10 && tt.calls - tt.blocked > tt.calls / 10);
-    printf("generated traces: %lld calls (%lld blocked), sets up to %lld members\n", tt.calls, tt.blocked, tt.max_members);
+    CHECK(tt.refunds > tt.calls / 20);
+    printf("generated traces: %lld calls (%lld blocked, %lld refunds), sets up to %lld members\n", tt.calls, tt.blocked,
+           tt.refunds, tt.max_members);
+}
+
+/* --- 10. REFUND ------------------------------------------------------------------------------------ */
+
+/* limit 5 per 1000 ms: a refund removes the newest units of the window (up to limit + 1 are kept), logs
+ * nothing, is always allowed; the reply describes the log after it. */
+static void test_refund_table(void) {
+    static const step steps[] = {
+        {0, "5 1000 COST 2", 1, 3, -1, 1000, "0*2"},
+        {100, "5 1000 COST 2", 1, 1, -1, 1000, "0*2 100*2"},
+        /* One unit of 100 goes: the member is rewritten with weight 1; 100 leaves at 1100. */
+        {150, "5 1000 REFUND 1", 1, 2, -1, 950, "0*2 100"},
+        {150, "5 1000 REFUND 0", 1, 2, -1, 950, "0*2 100"},
+        {200, "5 1000 REFUND 2 DRYRUN", 1, 4, -1, 800, "0*2 100"},
+        /* 100 goes whole, 0 keeps one unit. */
+        {200, "5 1000 REFUND 2", 1, 4, -1, 800, "0"},
+        /* 1 + 5 > 5: blocked and logged; then c = 6 = limit + 1, blocked and logged, and the cap keeps the
+         * newest 6: the unit at 0 is cut away. */
+        {300, "5 1000 COST 5", 0, 0, 1000, 1000, "0 300*5"},
+        {300, "5 1000", 0, 0, 1000, 1000, "300*6"},
+        {400, "5 1000 REFUND 4", 1, 3, -1, 900, "300*2"},
+        /* MINGAP has no say in a refund. */
+        {1000, "5 1000 MINGAP 100 REFUND 1", 1, 4, -1, 300, "300"},
+        {1000, "5 1000 COST 2", 1, 2, -1, 1000, "300 1000*2"},
+        /* At the instant the member was written: it is cut, and stays at now. */
+        {1000, "5 1000 REFUND 1", 1, 3, -1, 1000, "300 1000"},
+        {1000, "5 1000 COST 1", 1, 2, -1, 1000, "300 1000*2"},
+        /* 300 has left the window (trimmed, as by every call); c = 2, one goes. */
+        {1350, "5 1000 REFUND 1", 1, 4, -1, 650, "1000"},
+        {1350, "5 1000 REFUND 100000", 1, 5, -1, 0, ""},
+        {1350, "5 1000 REFUND 3", 1, 5, -1, 0, ""}, /* on no key: nothing created */
+    };
+    run_steps("sl:refund", T0 + 1100000, 5, steps, sizeof steps / sizeof steps[0]);
+}
+
+/* Refunds through others' members and members above now: the newest go first, highest scores first (a
+ * user's member weighs 1, and is removed whole); those left above now move to now as on every call. */
+static void test_refund_members(void) {
+    const long long t = T0 + 1120000, us = t * 1000;
+    char want[512];
+    del("sl:rfu");
+    freeReplyObject(cmd(c, "ZADD sl:rfu %lld a %lld b", us - 500000, us - 200000));
+    clock_set(t);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 COST 3"), 1, 5, 0, -1, 1000);
+    /* 4 of the 5: the member of weight 3 at t, then b; a is left (t - 500 leaves at t + 500). */
+    clock_set(t + 100);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 REFUND 4"), 1, 5, 4, -1, 400);
+    check_log("sl:rfu", t, "a@-500", "a refund down to a user's member");
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 COST 2"), 1, 5, 2, -1, 1000);
+    check_log("sl:rfu", t, "a@-500 100*2", "logged after the refund");
+
+    /* A user's member in the future (moved to now by the next write), then the clock steps back and one
+     * at +inf comes: a refund of 2 takes the +inf one and the highest-named member at t + 200 ("fut",
+     * above the module's "<t_us>-..." names), and moves what is left above now to now. */
+    freeReplyObject(cmd(c, "ZADD sl:rfu %lld fut", us + 5000000));
+    clock_set(t + 200);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 COST 1"), 1, 5, 0, -1, 1000);
+    check_log("sl:rfu", t, "a@-500 100*2 200 fut@200", "a future member moved to now");
+    clock_set(t + 150);
+    freeReplyObject(cmd(c, "ZADD sl:rfu +inf inf"));
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 REFUND 2"), 1, 5, 1, -1, 1000);
+    check_log("sl:rfu", t, "a@-500 100*2 150", "a refund through members above now");
+    /* The newest kept unit is now; DRYRUN and real refunds of everything agree, and the key goes. */
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 REFUND 4 DRYRUN"), 1, 5, 5, -1, 0);
+    check_log("sl:rfu", t, "a@-500 100*2 150", "DRYRUN");
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfu 5 1000 REFUND 4"), 1, 5, 5, -1, 0);
+    check_log("sl:rfu", t, "", "all given back");
+
+    /* An earlier version's members weigh 1 each: a refund removes them one per unit. */
+    del("sl:rfold");
+    freeReplyObject(cmd(c, "ZADD sl:rfold %lld %lld-0 %lld %lld-1 %lld %lld-0", us, us, us, us, us + 100000,
+                        us + 100000));
+    clock_set(t + 300);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfold 5 1000 REFUND 2"), 1, 5, 4, -1, 700);
+    snprintf(want, sizeof want, "%lld-0@0", us);
+    check_log("sl:rfold", t, want, "an earlier version's members");
+    del("sl:rfold");
+
+    /* A member of weight above limit + 1 (written under a larger limit): the refund cuts it from the top
+     * and the cap from below, in one rewrite. limit 3: c = 4; 2 go, 2 are left of the 6 at 10. */
+    del("sl:rfcap");
+    clock_set(t + 400);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfcap 10 1000 COST 4"), 1, 10, 6, -1, 1000);
+    clock_set(t + 410);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfcap 10 1000 COST 6"), 1, 10, 0, -1, 1000);
+    clock_set(t + 420);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfcap 3 1000 REFUND 2"), 1, 3, 1, -1, 990);
+    check_log("sl:rfcap", t, "410*2", "cut from both ends");
+    /* At now, one member of 9 and limit 3: everything kept is at now, one member of 3. */
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfcap 10 1000 COST 7"), 1, 10, 1, -1, 1000);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfcap 3 1000 REFUND 1"), 1, 3, 0, -1, 1000);
+    check_log("sl:rfcap", t, "420*3", "collapsed at now");
+    del("sl:rfcap");
+}
+
+/* The next pub/sub message on sub as "channel payload", or "" after its timeout without one. */
+static void next_event(redisContext *sub, char *out, size_t n) {
+    out[0] = '\0';
+    redisReply *m = NULL;
+    if (redisGetReply(sub, (void **)&m) != REDIS_OK || !m) return;
+    if (m->type == REDIS_REPLY_ARRAY && m->elements == 4) snprintf(out, n, "%s %s", m->element[2]->str, m->element[3]->str);
+    freeReplyObject(m);
+}
+
+/* A refund's reply and log against its DRYRUN: the DRYRUN writes nothing (no trim, no TTL change), the real
+ * refund answers the same. A refund that changes the log signals it (WATCH) and fires rl.slidinglog; one
+ * that changes nothing does neither. RL.SLIDINGLOG_RO takes REFUND as DRYRUN does. */
+static void test_refund_effects(void) {
+    const long long t = T0 + 1140000;
+    del("sl:rfd");
+    clock_set(t);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000 COST 3"), 1, 5, 2, -1, 1000);
+    clock_set(t + 600);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000"), 1, 5, 1, -1, 1000);
+    size_t l0;
+    char *before = dump_key(c, "sl:rfd", &l0);
+    long long expire0 = cmd_int(c, "PEXPIRETIME sl:rfd");
+    static const struct {
+        long long at;
+        const char *args;
+        long long remaining, reset;
+    } dry[] = {
+        {700, "5 1000 REFUND 1 DRYRUN", 2, 300}, /* the newest (600) goes: 0*3 leaves at 1000 */
+        {700, "5 1000 REFUND 2 DRYRUN", 3, 300},
+        {700, "5 1000 REFUND 0 DRYRUN", 1, 900},
+        {1200, "5 1000 REFUND 0 DRYRUN", 4, 400}, /* would trim 0*3 */
+        {1200, "5 1000 REFUND 1 DRYRUN", 5, 0},   /* would delete the key */
+        {700, "5 1000 dryrun refund 9 mingap 5", 5, 0},
+    };
+    for (size_t i = 0; i < sizeof dry / sizeof dry[0]; i++) {
+        clock_set(t + dry[i].at);
+        long long failed = check_failed;
+        CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd %s", dry[i].args), 1, 5, dry[i].remaining, -1, dry[i].reset);
+        char ro[64];
+        snprintf(ro, sizeof ro, "%s", dry[i].args);
+        char *d = strstr(ro, " DRYRUN");
+        if (d) {
+            *d = '\0';
+            CHECK_SLOG(rl(c, "RL.SLIDINGLOG_RO sl:rfd %s", ro), 1, 5, dry[i].remaining, -1, dry[i].reset);
+        }
+        size_t l1;
+        char *after = dump_key(c, "sl:rfd", &l1);
+        CHECK(same_bytes(before, l0, after, l1));
+        CHECK_EQ(cmd_int(c, "PEXPIRETIME sl:rfd"), expire0);
+        free(after);
+        if (check_failed != failed) fprintf(stderr, "     ^ refund dryrun case %zu (%s)\n", i, dry[i].args);
+    }
+    free(before);
+    /* The real refund answers what its DRYRUN did. */
+    clock_set(t + 700);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1"), 1, 5, 2, -1, 300);
+    check_log("sl:rfd", t, "0*3", "after the refund");
+
+    /* WATCH: a refund that removes units aborts the transaction; one that changes nothing does not. */
+    struct {
+        const char *line;
+        int changes;
+    } watched[] = {
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 0", 0},        /* nothing to trim, the same expiry */
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 DRYRUN", 0},
+        {"RL.SLIDINGLOG_RO sl:rfd 5 1000 REFUND 1", 0},
+        {"RL.SLIDINGLOG sl:rfd:none 5 1000 REFUND 1", 0},  /* no key: nothing */
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 COST 1", 0}, /* an error */
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1", 1},
+    };
+    for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++) {
+        redisContext *w = server_connect(srv);
+        freeReplyObject(cmd(w, "WATCH sl:rfd"));
+        freeReplyObject(cmdline(c, "%s", watched[i].line));
+        freeReplyObject(cmd(w, "MULTI"));
+        freeReplyObject(cmd(w, "INCR sl:rfd:side"));
+        redisReply *x = cmd(w, "EXEC");
+        int ran = x->type == REDIS_REPLY_ARRAY;
+        freeReplyObject(x);
+        redisFree(w);
+        if (!CHECK(ran == !watched[i].changes)) fprintf(stderr, "     WATCH across %s\n", watched[i].line);
+    }
+    check_log("sl:rfd", t, "0*2", "after the watched refund");
+    CHECK_EQ(exists("sl:rfd:none"), 0);
+    del("sl:rfd:side");
+
+    /* Keyspace events: rl.slidinglog for the refund that changes the log, then nothing until a marker. */
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Ed"));
+    redisContext *sub = server_connect(srv);
+    freeReplyObject(cmd(sub, "PSUBSCRIBE __keyevent@0__:*"));
+    struct timeval two = {2, 0};
+    redisSetTimeout(sub, two);
+    char ev[256];
+    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1"));
+    next_event(sub, ev, sizeof ev);
+    CHECK_STR(ev, "__keyevent@0__:rl.slidinglog sl:rfd");
+    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 0"));
+    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 3 DRYRUN"));
+    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd:none 5 1000 REFUND 3"));
+    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd:mark 5 1000"));
+    next_event(sub, ev, sizeof ev);
+    CHECK_STR(ev, "__keyevent@0__:rl.slidinglog sl:rfd:mark"); /* nothing came between */
+    redisFree(sub);
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events %s", ""));
+    freeReplyObject(cmd(c, "DEL sl:rfd sl:rfd:mark"));
+
+    /* Errors: REFUND takes COST's place; the log's REFUND has COST's range; RL.ALL takes no REFUND. */
+    static const struct {
+        const char *line, *error;
+    } bad[] = {
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 COST 1", "ERR COST: cannot be combined with REFUND"},
+        {"RL.SLIDINGLOG sl:rfd 5 1000 COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 100001", "ERR REFUND: must be an integer between 0 and 100000"},
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND -1", "ERR REFUND: must be an integer between 0 and 100000"},
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND", "ERR REFUND: needs a value"},
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 refund 1", "ERR REFUND: given more than once"},
+        {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 ATMOST", "ERR 'ATMOST': not an option of rl.slidinglog"},
+        {"RL.SLIDINGLOG_RO sl:rfd 5 1000 COST 2 REFUND 1", "ERR REFUND: cannot be combined with COST"},
+        {"RL.ALL 1 sl:rfd LIMIT SLIDINGLOG 5 1000 REFUND 1",
+         "ERR LIMIT 1: REFUND and ATMOST are options of rl.slidinglog alone, not of RL.ALL"},
+    };
+    clock_set(t + 800);
+    CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000 COST 2"), 1, 5, 3, -1, 1000);
+    before = dump_key(c, "sl:rfd", &l0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        redisReply *r = cmdline(c, "%s", bad[i].line);
+        if (!CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, bad[i].error) == 0))
+            fprintf(stderr, "     %s\n     got \"%s\"\n", bad[i].line, r->str ? r->str : "(not an error)");
+        freeReplyObject(r);
+    }
+    size_t l1;
+    char *after = dump_key(c, "sl:rfd", &l1);
+    CHECK(same_bytes(before, l0, after, l1));
+    free(before);
+    free(after);
+    del("sl:rfd");
+}
+
+/* Replicas end member-for-member (DUMP byte-for-byte) equal after refunds of every shape: a member cut, a
+ * member cut from both ends, members removed whole, others' members (past, future, +inf), an earlier
+ * version's members, a refund that empties the key, and DRYRUN refunds in between. */
+static void test_refund_replication(void) {
+    server *rep = replica_start(srv);
+    redisContext *rc = server_connect(rep);
+    const long long t = T0 + 1160000, us = t * 1000;
+    static const char *const keys[] = {"rr:a", "rr:b", "rr:c", "rr:d", "rr:e"};
+    for (int k = 0; k < 5; k++) del(keys[k]);
+    clock_set(t);
+    freeReplyObject(cmd(c, "ZADD rr:b %lld u1 %lld u2 +inf u3", us - 300000, us + 2000000));
+    freeReplyObject(cmd(c, "ZADD rr:d %lld %lld-0 %lld %lld-1 %lld %lld-0", us - 10, us - 10, us - 10, us - 10, us - 5,
+                        us - 5));
+    static const char *const script[] = {
+        "rr:a 10 1000 COST 4", "rr:a 10 1000 COST 3", "rr:a 10 1000 REFUND 2", "rr:a 10 1000 REFUND 2 DRYRUN",
+        "rr:b 6 1000 COST 2", "rr:b 6 1000 REFUND 3", "rr:b 6 1000 COST 1", "rr:c 20 1000 COST 9",
+        "rr:c 20 1000 COST 9", "rr:c 4 1000 REFUND 1", "rr:d 8 1000 REFUND 2", "rr:d 8 1000 COST 2",
+        "rr:d 8 1000 REFUND 1", "rr:e 3 1000 COST 3", "rr:e 3 1000 REFUND 5", "rr:a 10 1000 REFUND 1",
+    };
+    for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+        clock_set(t + 40 * (long long)i);
+        rl_result r = rl(c, "RL.SLIDINGLOG %s", script[i]);
+        if (!CHECK(r.ok)) fprintf(stderr, "     %s: %s\n", script[i], r.error);
+    }
+    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    int nonempty = 0;
+    for (int k = 0; k < 5; k++) {
+        nonempty += exists(keys[k]) == 1;
+        if (!CHECK(same_dump(c, rc, keys[k]))) fprintf(stderr, "     DUMP of %s differs on the replica\n", keys[k]);
+        check_same_key(c, rc, keys[k], "replica after refunds");
+        log_facts f = log_read(rc, keys[k], 0);
+        CHECK(f.bookkeeping_ok);
+        free(f.text);
+    }
+    CHECK_EQ(nonempty, 4); /* rr:e was given back whole: deleted on both */
+    redisFree(rc);
+    server_stop(rep);
+    for (int k = 0; k < 5; k++) del(keys[k]);
 }
 
 /* --- 8. key metadata ------------------------------------------------------------------------------- */
@@ -1130,6 +1450,10 @@ int main(void) {
     test_bad_input();
     test_command_metadata();
     test_generated_traces();
+    test_refund_table();
+    test_refund_members();
+    test_refund_effects();
+    test_refund_replication();
     test_replication();
     test_aof();
     redisFree(c);

@@ -3,18 +3,23 @@
  * The test plays the module: it keeps the log as a newest-first array of weighted entries (one per
  * attempt, as the sorted set holds them; an entry of weight 1 is also what a user's ZADD or an earlier
  * version's one-member-per-unit log leaves), calls rl_slog_decide and applies the plan as
- * module/store_log.c does: entries above now move to now (merged with the new ones), the newest plan.keep
- * units are kept (the oldest kept entry may keep part of its weight), plan.add units are added at now.
+ * module/store_log.c does: a refund's plan.drop newest units go (the newest entry left may keep part of its
+ * weight), entries above now move to now (merged with the new ones), the newest plan.keep units are kept
+ * (the oldest kept entry may keep part of its weight), plan.add units are added at now.
  * Then:
- *   1. hand-computed tables (count rule, peeks, cost above the limit, MINGAP, clock going back);
+ *   1. hand-computed tables (count rule, peeks, cost above the limit, MINGAP, clock going back, REFUND);
  *   2. generated traces against a reference model, an untrimmed sliding log of one entry per unit (kept
  *      as runs of equal scores) that computes every reply field by brute force (retry_after by trying
  *      each ms in turn): all reply fields must be identical, and the trimmed log never holds more than
  *      limit + 1 units (it is exactly the newest limit + 1 units of the reference's window). Limits and
  *      costs go up to 10^5; some traces start from a log of weight-1 entries (an earlier version's log, or
- *      a user's members), some of them in the future;
+ *      a user's members), some of them in the future; some steps are refunds (the reference removes the
+ *      newest n of the newest limit + 1 units of its window, and forgets the units beyond those, which
+ *      the trimmed log no longer holds: slidinglog.c, "REFUND n");
  *   3. exactness of retry_after (one ms earlier still blocked, at the value admitted) on copies;
- *   4. a long run of blocked attempts, large limits and costs without materialising them, validation. */
+ *   4. a long run of blocked attempts, large limits and costs without materialising them, validation;
+ *   5. refunds: the undo of an admitted attempt, two refunds against one of their sum, a refund of 0
+ *      against COST 0, and never less room later than without the refund. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -55,6 +60,12 @@ static rl_request make_req(int64_t limit, int64_t window_ms, int64_t cost, int64
     return r;
 }
 
+/* REFUND n instead of COST n. */
+static rl_request make_refund(int64_t limit, int64_t window_ms, int64_t n, int64_t mingap_ms, int64_t now_us) {
+    rl_request r = {{limit, window_ms, 0}, n, mingap_ms, RL_F_REFUND, now_us};
+    return r;
+}
+
 /* Units with score > now - W (scores above now counting as now), at most limit + 1. */
 static int64_t tlog_in_window(const tlog *lg, const rl_request *req) {
     int64_t cut = req->now_us - req->params[1] * 1000, c = 0;
@@ -67,18 +78,27 @@ static int64_t tlog_in_window(const tlog *lg, const rl_request *req) {
 static rl_reply tlog_peek(const tlog *lg, const rl_request *req, rl_slog_plan *plan) {
     rl_reply reply;
     memset(&reply, 0x5a, sizeof reply);
-    rl_slog_plan p = {-7, -7, -7};
+    rl_slog_plan p = {-7, -7, -7, -7};
     rl_slog_decide(req, lg->e, lg->n, plan ? plan : &p, &reply);
     return reply;
 }
 
 static long plan_bad; /* plans breaking their contract (counted in one check at the end) */
 
-/* Apply a plan as the module does: one entry at now holding the new units and those at or above now
- * that are kept, then the older entries down to `keep` units, the last one cut. */
+/* Apply a plan as the module does: the newest `drop` units go (the highest scores first, the entry left
+ * cut), then one entry at now holding the new units and those at or above now that are kept, then the
+ * older entries down to `keep` units, the last one cut. */
 static void tlog_apply(tlog *lg, int64_t now, const rl_slog_plan *plan) {
-    int64_t keep = plan->keep, front = 0;
+    int64_t keep = plan->keep, front = 0, drop = plan->drop;
     size_t i = 0;
+    while (drop > 0 && i < lg->n) {
+        if (lg->e[i].weight <= drop) {
+            drop -= lg->e[i++].weight;
+        } else {
+            lg->e[i].weight -= drop;
+            drop = 0;
+        }
+    }
     while (i < lg->n && lg->e[i].at_us >= now) front += lg->e[i++].weight;
     if (front > keep) front = keep;
     keep -= front;
@@ -99,14 +119,17 @@ static rl_reply tlog_call(tlog *lg, const rl_request *req) {
     rl_slog_plan plan;
     int64_t c = tlog_in_window(lg, req), cap = rl_slog_read_max(req);
     rl_reply reply = tlog_peek(lg, req, &plan);
-    int64_t limit = req->params[0], want_add = req->cost > limit ? 0 : req->cost;
-    int64_t want_keep = c < cap - want_add ? c : cap - want_add;
-    if (plan.add != want_add || plan.keep != want_keep || plan.keep + plan.add > limit + 1 ||
+    int refund = (req->flags & RL_F_REFUND) != 0;
+    int64_t limit = req->params[0], want_add = refund || req->cost > limit ? 0 : req->cost;
+    int64_t want_drop = refund ? (req->cost < c ? req->cost : c) : 0;
+    int64_t want_keep = refund ? c - want_drop : c < cap - want_add ? c : cap - want_add;
+    if (plan.add != want_add || plan.keep != want_keep || plan.drop != want_drop || plan.keep + plan.add > limit + 1 ||
         plan.at_us != req->now_us) {
         plan_bad++;
-        fprintf(stderr, "bad plan: add %lld keep %lld at %lld (in window %lld, cost %lld, limit %lld, now %lld)\n",
-                (long long)plan.add, (long long)plan.keep, (long long)plan.at_us, (long long)c,
-                (long long)req->cost, (long long)limit, (long long)req->now_us);
+        fprintf(stderr,
+                "bad plan: add %lld keep %lld drop %lld at %lld (in window %lld, %s %lld, limit %lld, now %lld)\n",
+                (long long)plan.add, (long long)plan.keep, (long long)plan.drop, (long long)plan.at_us, (long long)c,
+                refund ? "refund" : "cost", (long long)req->cost, (long long)limit, (long long)req->now_us);
         return reply;
     }
     tlog_apply(lg, req->now_us, &plan);
@@ -121,24 +144,39 @@ typedef struct row {
     int64_t units; /* log size (units) after the call */
 } row;
 
+/* A row of a table with refunds: REFUND r.cost instead of COST r.cost when refund is set. */
+typedef struct refund_row {
+    row r;
+    int refund;
+} refund_row;
+
+/* One call of a table on lg, checked against its row (row number i + 1). */
+static void run_row(tlog *lg, const char *name, int64_t limit, int64_t window_ms, const row *r, int refund, size_t i) {
+    rl_request req = refund ? make_refund(limit, window_ms, r->cost, r->mingap_ms, r->t_us)
+                            : make_req(limit, window_ms, r->cost, r->mingap_ms, r->t_us);
+    rl_reply got = tlog_call(lg, &req);
+    int64_t units = tlog_units(lg);
+    int ok = got.allowed == r->allowed && got.limit == limit && got.remaining == r->remaining &&
+             got.retry_after_ms == r->retry_ms && got.reset_after_ms == r->reset_ms && got.wait_ms == 0 &&
+             got.granted == (refund || !got.allowed ? 0 : r->cost) && units == r->units;
+    if (!check_record(ok, __FILE__, __LINE__, name))
+        fprintf(stderr,
+                "     row %zu: got allowed %lld remaining %lld retry %lld reset %lld units %lld, expected "
+                "%lld %lld %lld %lld %lld\n",
+                i + 1, (long long)got.allowed, (long long)got.remaining, (long long)got.retry_after_ms,
+                (long long)got.reset_after_ms, (long long)units, (long long)r->allowed, (long long)r->remaining,
+                (long long)r->retry_ms, (long long)r->reset_ms, (long long)r->units);
+}
+
 static void run_table(const char *name, int64_t limit, int64_t window_ms, const row *rows, size_t nrows) {
     tlog lg = {0};
-    for (size_t i = 0; i < nrows; i++) {
-        const row *r = &rows[i];
-        rl_request req = make_req(limit, window_ms, r->cost, r->mingap_ms, r->t_us);
-        rl_reply got = tlog_call(&lg, &req);
-        int64_t units = tlog_units(&lg);
-        int ok = got.allowed == r->allowed && got.limit == limit && got.remaining == r->remaining &&
-                 got.retry_after_ms == r->retry_ms && got.reset_after_ms == r->reset_ms && got.wait_ms == 0 &&
-                 units == r->units;
-        if (!check_record(ok, __FILE__, __LINE__, name))
-            fprintf(stderr,
-                    "     row %zu: got allowed %lld remaining %lld retry %lld reset %lld units %lld, expected "
-                    "%lld %lld %lld %lld %lld\n",
-                    i + 1, (long long)got.allowed, (long long)got.remaining, (long long)got.retry_after_ms,
-                    (long long)got.reset_after_ms, (long long)units, (long long)r->allowed,
-                    (long long)r->remaining, (long long)r->retry_ms, (long long)r->reset_ms, (long long)r->units);
-    }
+    for (size_t i = 0; i < nrows; i++) run_row(&lg, name, limit, window_ms, &rows[i], 0, i);
+    free(lg.e);
+}
+
+static void run_refund_table(const char *name, int64_t limit, int64_t window_ms, const refund_row *rows, size_t nrows) {
+    tlog lg = {0};
+    for (size_t i = 0; i < nrows; i++) run_row(&lg, name, limit, window_ms, &rows[i].r, rows[i].refund, i);
     free(lg.e);
 }
 
@@ -204,6 +242,48 @@ static void test_tables(void) {
         {4001000, 1, 1, 1, 7, -1, 100, 3},
     };
     run_table("future mingap rows", 10, 100, future_gap_rows, sizeof future_gap_rows / sizeof *future_gap_rows);
+
+    /* REFUND n, limit 5 in 1 s: the newest min(n, c) units of the window go (c at most limit + 1), nothing
+     * is logged; always allowed (retry -1, wait 0, granted 0); remaining and reset describe the log after. */
+#define RF 1
+    static const refund_row refund_rows[] = {
+        /* t           n  gap  allowed rem retry reset units refund */
+        {{20 * S, 2, 0, 1, 3, -1, 1000, 2}, 0},
+        {{20200000, 2, 0, 1, 1, -1, 1000, 4}, 0},     /* {20.2*2 20.0*2} */
+        {{20300000, 1, 0, 1, 2, -1, 900, 3}, RF},     /* one of 20.2 goes: {20.2 20.0*2}; 20.2 leaves at 21.2 */
+        {{20300000, 0, 0, 1, 2, -1, 900, 3}, RF},     /* a refund of 0 changes nothing */
+        {{20400000, 2, 0, 1, 4, -1, 600, 1}, RF},     /* 20.2 and one of 20.0: {20.0} */
+        /* 1 + 5 > 5: blocked and logged {20.5*5 20.0}; cost 5 needs the newest out: 1000 */
+        {{20500000, 5, 0, 0, 0, 1000, 1000, 6}, 0},
+        /* c = 6 (limit + 1), blocked, logged; the cap keeps the newest 6: {20.5*6}, 20.0 is forgotten */
+        {{20500000, 1, 0, 0, 0, 1000, 1000, 6}, 0},
+        /* 3 of the 6 go: {20.5*3}. (A log that kept 20.0 would hold 4: remaining 1. The cap forgot it.) */
+        {{20600000, 3, 0, 1, 2, -1, 900, 3}, RF},
+        {{20600000, 100, 0, 1, 5, -1, 0, 0}, RF},     /* more than the log holds: empty, idle */
+        {{20600000, 1, 0, 1, 5, -1, 0, 0}, RF},       /* on an empty log: nothing */
+        {{20700000, 1, 300, 1, 4, -1, 1000, 1}, 0},
+        {{20800000, 1, 300, 1, 5, -1, 0, 0}, RF},     /* MINGAP has no say in a refund */
+        {{20800000, 1, 300, 1, 4, -1, 1000, 1}, 0},   /* the log is empty again: no newest entry, no gap */
+        {{21 * S, 2, 0, 1, 2, -1, 1000, 3}, 0},       /* {21.0*2 20.8} */
+        /* 20.8 has left (trimmed, as by every call): c = 2, one goes: {21.0}, leaving at 22.0 */
+        {{21900000, 1, 0, 1, 4, -1, 100, 1}, RF},
+        {{21900000, 5, 0, 1, 5, -1, 0, 0}, RF},
+    };
+    run_refund_table("refund rows", 5, 1000, refund_rows, sizeof refund_rows / sizeof *refund_rows);
+
+    /* A refund after the clock stepped back: the entries above now count as now, and the newest go first;
+     * limit 3 in 100 ms. */
+    static const refund_row refund_back_rows[] = {
+        {{5 * S, 2, 0, 1, 1, -1, 100, 2}, 0},
+        {{5010000, 1, 0, 1, 0, -1, 100, 3}, 0},       /* {5.01 5.0*2} */
+        {{4900000, 1, 0, 1, 1, -1, 100, 2}, RF},      /* all three count as 4.9; one goes: {4.9*2} */
+        {{4950000, 1, 0, 1, 2, -1, 50, 1}, RF},       /* {4.9}, leaving at 5.0 */
+        {{4950000, 2, 0, 1, 0, -1, 100, 3}, 0},       /* {4.95*2 4.9} */
+        {{4999999, 3, 0, 1, 3, -1, 0, 0}, RF},
+    };
+    run_refund_table("refund clock-back rows", 3, 100, refund_back_rows,
+                     sizeof refund_back_rows / sizeof *refund_back_rows);
+#undef RF
 }
 
 /* --- 2. the reference model ------------------------------------------------------------------------ */
@@ -249,6 +329,42 @@ static int ref_admits(const ref *f, int64_t t, int64_t cost, int64_t limit, int6
     return 1;
 }
 
+static int cmp_run_desc(const void *a, const void *b);
+
+/* REFUND n on the reference: of the units in the window, the newest limit + 1 are what the trimmed log
+ * holds; the newest n of those go, and so do the ones beyond them (the trimmed log forgot them when the cap
+ * cut them: slidinglog.c). Units out of the window stay as they are. */
+static rl_reply ref_refund(ref *f, const rl_request *req) {
+    int64_t limit = req->params[0], w_us = req->params[1] * 1000, now = req->now_us;
+    if (f->n > 1) qsort(f->r, f->n, sizeof *f->r, cmp_run_desc);
+    int64_t newest, c = ref_count(f, now, w_us, &newest);
+    int64_t held = c < limit + 1 ? c : limit + 1;
+    int64_t drop = req->cost < held ? req->cost : held, skip = drop, room = held - drop;
+    size_t j = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        run r = f->r[i];
+        if (r.s > now - w_us) {
+            int64_t d = r.m < skip ? r.m : skip;
+            r.m -= d;
+            skip -= d;
+            int64_t k = r.m < room ? r.m : room;
+            r.m = k;
+            room -= k;
+        }
+        if (r.m > 0) f->r[j++] = r;
+    }
+    f->n = j;
+    rl_reply out = {0};
+    out.allowed = 1;
+    out.limit = limit;
+    c = ref_count(f, now, w_us, &newest);
+    out.remaining = limit - c > 0 ? limit - c : 0;
+    out.retry_after_ms = -1;
+    out.reset_after_us = c > 0 ? newest + w_us - now : 0;
+    out.reset_after_ms = (out.reset_after_us + 999) / 1000;
+    return out;
+}
+
 static rl_reply ref_call(ref *f, const rl_request *req, int forget) {
     int64_t limit = req->params[0], w_us = req->params[1] * 1000, g_us = req->mingap_ms * 1000;
     int64_t now = req->now_us, cost = req->cost;
@@ -258,6 +374,7 @@ static rl_reply ref_call(ref *f, const rl_request *req, int forget) {
         if (!forget || f->r[i].s > now - w_us) f->r[j++] = f->r[i];
     }
     f->n = j;
+    if (req->flags & RL_F_REFUND) return ref_refund(f, req);
     rl_reply out = {0};
     out.allowed = ref_admits(f, now, cost, limit, w_us, g_us);
     if (cost <= limit) ref_push(f, now, cost);
@@ -341,7 +458,7 @@ static int trimmed_is_prefix(const tlog *lg, const ref *f, int64_t now, int64_t 
 }
 
 typedef struct trace_stats {
-    long steps, blocked, allowed, probes, max_ref_runs;
+    long steps, blocked, allowed, probes, max_ref_runs, refunds;
     int64_t max_units;
 } trace_stats;
 
@@ -443,7 +560,14 @@ static void run_trace(int trace_no, int back, int steps, const shape *sh, trace_
         else if (u < 70) gap = window_ms;
         else gap = rng_range(window_ms + 1, 3 * window_ms);
 
-        rl_request req = make_req(limit, window_ms, cost, gap, t);
+        /* Now and then a refund instead: of nothing, one unit, up to the log, more than it holds. */
+        int refund = rng_range(0, 99) < 10;
+        if (refund) {
+            u = rng_range(0, 99);
+            cost = u < 15 ? 0 : u < 45 ? 1 : u < 85 ? rng_range(1, limit + 1) : rng_range(limit + 1, 2 * limit + 3);
+        }
+        rl_request req = refund ? make_refund(limit, window_ms, cost, gap, t)
+                                : make_req(limit, window_ms, cost, gap, t);
 
         if (back) { /* for this log, admitted earlier => admitted later */
             rl_request later = req;
@@ -454,6 +578,7 @@ static void run_trace(int trace_no, int back, int steps, const shape *sh, trace_
         rl_reply want = ref_call(&r, &req, back);
         rl_reply got = tlog_call(&lg, &req);
         st->steps++;
+        st->refunds += refund;
         if (got.allowed) st->allowed++;
         else st->blocked++;
         if ((long)r.n > st->max_ref_runs) st->max_ref_runs = (long)r.n;
@@ -462,9 +587,9 @@ static void run_trace(int trace_no, int back, int steps, const shape *sh, trace_
 
         if (!same_reply(&got, &want)) {
             if (mismatch++ < 5) {
-                fprintf(stderr, "trace %d (limit %lld window %lld ms%s) step %d: t %lld cost %lld mingap %lld\n",
+                fprintf(stderr, "trace %d (limit %lld window %lld ms%s) step %d: t %lld %s %lld mingap %lld\n",
                         trace_no, (long long)limit, (long long)window_ms, back ? ", clock back" : "", step,
-                        (long long)t, (long long)cost, (long long)gap);
+                        (long long)t, refund ? "refund" : "cost", (long long)cost, (long long)gap);
                 print_reply("trimmed  ", &got);
                 print_reply("reference", &want);
             }
@@ -504,9 +629,10 @@ static void test_traces(void) {
     /* The traces do exercise both outcomes, the probes, and logs of 10^5 units. */
     CHECK(st.allowed > 1000 && st.blocked > 1000 && st.probes > 1000);
     CHECK(st.max_units > 50000);
-    printf("traces: %ld steps (%ld allowed, %ld blocked), %ld retry probes, trimmed log up to %lld units, "
-           "reference up to %ld runs\n",
-           st.steps, st.allowed, st.blocked, st.probes, (long long)st.max_units, st.max_ref_runs);
+    CHECK(st.refunds > 1000);
+    printf("traces: %ld steps (%ld allowed, %ld blocked, %ld refunds), %ld retry probes, trimmed log up to %lld "
+           "units, reference up to %ld runs\n",
+           st.steps, st.allowed, st.blocked, st.refunds, st.probes, (long long)st.max_units, st.max_ref_runs);
 }
 
 /* --- 4. the rest ------------------------------------------------------------------------------------ */
@@ -629,6 +755,149 @@ static void test_stale_and_future_input(void) {
     CHECK_EQ(plan.at_us, 10000);
 }
 
+/* --- 5. refunds ------------------------------------------------------------------------------------- */
+
+/* Two logs hold the same units at the same scores (however they are split into entries). */
+static int same_units(const tlog *a, const tlog *b) {
+    size_t na = a->n, nb = b->n;
+    run *ra = malloc((na + 1) * sizeof *ra), *rb = malloc((nb + 1) * sizeof *rb);
+    if (!ra || !rb) abort();
+    for (size_t i = 0; i < na; i++) ra[i] = (run){a->e[i].at_us, a->e[i].weight};
+    for (size_t i = 0; i < nb; i++) rb[i] = (run){b->e[i].at_us, b->e[i].weight};
+    na = runs_normalise(ra, na, INT64_MAX);
+    nb = runs_normalise(rb, nb, INT64_MAX);
+    int same = na == nb;
+    for (size_t i = 0; same && i < na; i++) same = ra[i].s == rb[i].s && ra[i].m == rb[i].m;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* On logs left by random calls (entries above now included, as after a step back): a refund is always
+ * allowed and logs nothing; a refund of 0 decides as COST 0 and leaves the same log; refunds of a and b
+ * leave the log of one refund of a + b (the second answering as that one); later, the log after a refund
+ * never leaves less room than the log without it; and a refund of what an admitted attempt took, right
+ * after it, leaves the log that a COST 0 instead of the attempt would have left. */
+static void test_refund_properties(void) {
+    static const int64_t limits[] = {1, 2, 3, 5, 9, 40};
+    long bad_zero = 0, bad_split = 0, bad_room = 0, bad_undo = 0, bad_reply = 0, undos = 0, splits = 0;
+    tlog lg = {0}, a = {0}, b = {0};
+    for (int round = 0; round < 3000; round++) {
+        int64_t limit = limits[rng() % 6], window_ms = rng_range(1, 20), w_us = window_ms * 1000;
+        int64_t t = 1700000000000000LL + rng_range(0, 999999);
+        lg.n = 0;
+        int calls = (int)rng_range(0, 30);
+        for (int i = 0; i < calls; i++) {
+            t += rng_range(0, 3) == 0 ? 0 : rng_range(1, w_us / 2 + 1);
+            rl_request q = make_req(limit, window_ms, rng_range(0, limit + 1), 0, t);
+            tlog_call(&lg, &q);
+        }
+        if (rng_range(0, 3) == 0) t -= rng_range(1, w_us); /* entries above now */
+        int64_t gap = rng_range(0, 2) ? 0 : rng_range(1, 2 * window_ms);
+        int64_t n = rng_range(0, limit + 2), m = rng_range(0, limit + 2);
+
+        /* Always allowed, logs nothing (granted 0, retry -1, wait 0). */
+        rl_request rq = make_refund(limit, window_ms, n, gap, t);
+        tlog_copy(&a, &lg);
+        rl_reply r1 = tlog_call(&a, &rq);
+        if (!r1.allowed || r1.retry_after_ms != -1 || r1.wait_ms != 0 || r1.granted != 0 ||
+            tlog_units(&a) > tlog_units(&lg))
+            bad_reply++;
+
+        /* REFUND 0 is COST 0 but for the verdict. */
+        rl_request z = make_refund(limit, window_ms, 0, gap, t), c0 = make_req(limit, window_ms, 0, gap, t);
+        tlog_copy(&a, &lg);
+        tlog_copy(&b, &lg);
+        rl_reply rz = tlog_call(&a, &z), rc = tlog_call(&b, &c0);
+        if (rz.remaining != rc.remaining || rz.reset_after_us != rc.reset_after_us || !same_units(&a, &b)) bad_zero++;
+
+        /* n then m, against n + m. */
+        tlog_copy(&a, &lg);
+        tlog_copy(&b, &lg);
+        tlog_call(&a, &rq);
+        rl_request rm = make_refund(limit, window_ms, m, 0, t), rnm = make_refund(limit, window_ms, n + m, 0, t);
+        rl_reply two = tlog_call(&a, &rm), one = tlog_call(&b, &rnm);
+        splits++;
+        if (!same_reply(&two, &one) || !same_units(&a, &b)) bad_split++;
+
+        /* Later, never less room than without the refund (b: the log a COST 0 leaves). */
+        tlog_copy(&a, &lg);
+        tlog_copy(&b, &lg);
+        tlog_call(&a, &rq);
+        tlog_call(&b, &c0);
+        rl_request later = make_req(limit, window_ms, 0, 0, t + rng_range(0, 2 * w_us));
+        if (tlog_peek(&a, &later, NULL).remaining < tlog_peek(&b, &later, NULL).remaining) bad_room++;
+
+        /* Undo: an admitted attempt of u (often what fits: the remaining of a COST 0), then REFUND u at the
+         * same instant. */
+        rl_request peek = make_req(limit, window_ms, 0, 0, t);
+        int64_t u = rng_range(0, 2) ? rng_range(0, tlog_peek(&lg, &peek, NULL).remaining) : n;
+        rl_request at = make_req(limit, window_ms, u, u == n ? gap : 0, t);
+        tlog_copy(&a, &lg);
+        if (tlog_call(&a, &at).allowed) {
+            undos++;
+            rl_request back = make_refund(limit, window_ms, u, 0, t);
+            tlog_call(&a, &back);
+            tlog_copy(&b, &lg);
+            tlog_call(&b, &c0);
+            rl_reply pa = tlog_peek(&a, &later, NULL), pb = tlog_peek(&b, &later, NULL);
+            if (!same_units(&a, &b) || !same_reply(&pa, &pb)) bad_undo++;
+        }
+    }
+    CHECK_EQ(bad_reply, 0);
+    CHECK_EQ(bad_zero, 0);
+    CHECK_EQ(bad_split, 0);
+    CHECK_EQ(bad_room, 0);
+    CHECK_EQ(bad_undo, 0);
+    CHECK_EQ(plan_bad, 0);
+    CHECK(undos > 400 && splits == 3000);
+    printf("refund properties: %ld rounds, %ld undos\n", splits, undos);
+    free(lg.e);
+    free(a.e);
+    free(b.e);
+}
+
+/* A refund over huge weights and limits: nothing is proportional to them. */
+static void test_refund_large(void) {
+    rl_slog_plan plan;
+    rl_reply rep;
+    int64_t now = RL_MAX_TIME_US;
+    rl_slog_entry heavy[2] = {{now - 1, RL_MAX_COUNT - 1}, {now - 2, RL_MAX_COUNT}};
+    rl_request req = make_refund(RL_MAX_COUNT, RL_MAX_PERIOD_MS, RL_MAX_COUNT, 0, now);
+    rl_slog_decide(&req, heavy, 2, &plan, &rep);
+    /* c = limit + 1 = 10^12 + 1: 10^12 go, the one left is the second entry's second unit (now - 2). */
+    CHECK_EQ(rep.allowed, 1);
+    CHECK_EQ(plan.drop, RL_MAX_COUNT);
+    CHECK_EQ(plan.keep, 1);
+    CHECK_EQ(plan.add, 0);
+    CHECK_EQ(plan.at_us, now);
+    CHECK_EQ(rep.remaining, RL_MAX_COUNT - 1);
+    CHECK_EQ(rep.retry_after_ms, -1);
+    CHECK_EQ(rep.reset_after_us, RL_MAX_PERIOD_MS * 1000 - 2);
+    CHECK_EQ(rep.reset_after_ms, RL_MAX_PERIOD_MS);
+    CHECK_EQ(rep.granted, 0);
+    CHECK_EQ(rep.wait_ms, 0);
+
+    req.cost = RL_MAX_COUNT - 1; /* the first entry exactly: the second is left whole (capped at 2 units) */
+    rl_slog_decide(&req, heavy, 2, &plan, &rep);
+    CHECK_EQ(plan.drop, RL_MAX_COUNT - 1);
+    CHECK_EQ(plan.keep, 2);
+    CHECK_EQ(rep.reset_after_us, RL_MAX_PERIOD_MS * 1000 - 2);
+
+    req.cost = 0; /* nothing goes; the log is full: remaining 0, the newest leaves in W - 1 µs */
+    rl_slog_decide(&req, heavy, 2, &plan, &rep);
+    CHECK_EQ(plan.drop, 0);
+    CHECK_EQ(plan.keep, RL_MAX_COUNT + 1);
+    CHECK_EQ(rep.remaining, 0);
+    CHECK_EQ(rep.reset_after_us, RL_MAX_PERIOD_MS * 1000 - 1);
+
+    rl_slog_decide(&req, NULL, 0, &plan, &rep); /* an empty log */
+    CHECK_EQ(rep.allowed, 1);
+    CHECK_EQ(plan.drop + plan.keep + plan.add, 0);
+    CHECK_EQ(rep.remaining, RL_MAX_COUNT);
+    CHECK_EQ(rep.reset_after_ms, 0);
+}
+
 int main(void) {
     test_tables();
     test_traces();
@@ -636,5 +905,7 @@ int main(void) {
     test_big_cost();
     test_large();
     test_stale_and_future_input();
+    test_refund_properties();
+    test_refund_large();
     return check_summary("unit_slidinglog");
 }

@@ -14,12 +14,12 @@
  *
  * The first byte picks the limiter from the module's list (module/limiters.h), modulo its length. The
  * stand-in keeps the cell unless DRYRUN and forgets it when the reply says idle (reset_after_ms 0), as
- * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (entries
- * above now move to now, the newest plan.keep units are kept, the oldest kept entry cut, plan.add units
- * added at now in one entry).
+ * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (a
+ * refund's plan.drop newest units go, the entry left cut; entries above now move to now, the newest
+ * plan.keep units are kept, the oldest kept entry cut, plan.add units added at now in one entry).
  *
- * A cell request is now and then (ctl bit 0x80) a REFUND (every cell limiter) or an ATMOST (RL.TOKEN,
- * RL.WINDOW) of the step's cost.
+ * A request is now and then (ctl bit 0x80) a REFUND (every limiter) or an ATMOST (RL.TOKEN, RL.WINDOW) of
+ * the step's cost.
  *
  * Invariants checked on every step (abort() with the values on violation):
  *   reply:  allowed is 0 or 1; limit == params[0]; 0 <= remaining <= limit; retry_after_ms == -1 when
@@ -53,13 +53,19 @@
  *           COST 0 would have left (its COST 0 reply, and the cell).
  *   slidinglog: plan.at_us == now; plan.keep + plan.add <= limit + 1; keep == min(c, limit + 1 - add) with
  *           c the units in the window (scores above now counting as now); add == cost, or 0 when cost >
- *           limit (nothing logged); remaining == max(0, limit - (keep + add)); an empty window admits any
- *           cost <= limit; the decision on the entries holding the newest limit + 1 units of the window
- *           (the last one cut) is the decision on the whole log; reply sanity, exactness and the
- *           earlier-clock rule as above (on the log the step leaves); and, while the limit has not grown,
- *           the reply equals that of a reference that keeps the full log, one entry per unit (every unit
- *           ever logged, units above now moved to now and those out of the window removed at each call):
- *           the "only the newest limit + 1 units matter" claim of algorithms/slidinglog.c.
+ *           limit (nothing logged); drop == 0; remaining == max(0, limit - (keep + add)); an empty window
+ *           admits any cost <= limit; the decision on the entries holding the newest limit + 1 units of the
+ *           window (the last one cut) is the decision on the whole log; reply sanity (granted included),
+ *           exactness and the earlier-clock rule as above (on the log the step leaves); and, while the limit
+ *           has not grown, the reply equals that of a reference that keeps the full log, one entry per unit
+ *           (every unit ever logged, units above now moved to now and those out of the window removed at
+ *           each call): the "only the newest limit + 1 units matter" claim of algorithms/slidinglog.c.
+ *           REFUND n: add == 0, drop == min(n, c'), keep == c' - drop with c' = min(c, limit + 1); the
+ *           reference removes the newest n units of its window and forgets those beyond the newest
+ *           limit + 1 (the capped log no longer holds them: slidinglog.c, "REFUND n"); a refund of 0 keeps
+ *           what a COST 0 keeps, with its remaining and reset; two refunds at once leave the log of one of
+ *           their sum; later, never less room than without the refund; and a refund of what an admitted
+ *           attempt logged, right after it, leaves the log a COST 0 would have left (undo).
  *
  * (It found that a window key written by FIXED, idle once its window ended, was still weighed by a later
  * SLIDING read; corpus/fuzz_algorithms/known_window_fixed_then_sliding keeps that input.) */
@@ -298,7 +304,6 @@ static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
                 fam_names[fam], req->flags, (long long)r->allowed);
     REQUIRE(r->wait_ms <= r->reset_after_ms, "wait_ms %lld > reset_after_ms %lld", (long long)r->wait_ms,
             (long long)r->reset_after_ms);
-    if (fam == FAM_SLOG) return; /* the log does not fill granted */
     if (refund) {
         REQUIRE(r->granted == 0, "refund with granted %lld", (long long)r->granted);
     } else if (atmost) {
@@ -318,8 +323,8 @@ static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
 
 static void fill_garbage(rl_reply *r, uint8_t byte) { memset(r, byte, sizeof *r); }
 
-/* The fields of the common contract. granted is left out: the sliding log does not fill it (it has no
- * ATMOST); the cell algorithms do, and are compared with same_cell_reply. */
+/* The fields of the common contract. granted is left out (check_reply checks it); the cell algorithms
+ * are compared with it by same_cell_reply. */
 static int same_reply(const rl_reply *a, const rl_reply *b) {
     return a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
            a->retry_after_ms == b->retry_after_ms && a->reset_after_ms == b->reset_after_ms &&
@@ -764,21 +769,40 @@ static size_t slog_cut(const slog_log *log, const rl_request *req, rl_slog_entry
     return k;
 }
 
-/* The log the module leaves (module/store_log.c): one entry at now holding the new units and the kept
- * units at or above now, then the older entries down to plan.keep units, the last one cut. */
+/* The log the module leaves (module/store_log.c): the newest plan.drop units go (highest scores first,
+ * the entry left cut), then one entry at now holding the new units and the kept units at or above now,
+ * then the older entries down to plan.keep units, the last one cut. */
 static void slog_apply(const slog_log *log, int64_t now, const rl_slog_plan *plan, slog_log *out) {
-    int64_t keep = plan->keep, front = 0;
+    int64_t keep = plan->keep, front = 0, drop = plan->drop;
     size_t i = 0, k = 0;
-    while (i < log->n && log->e[i].at_us >= now) front += log->e[i++].weight;
+    while (drop > 0 && i < log->n && log->e[i].weight <= drop) drop -= log->e[i++].weight;
+    size_t first = i; /* the newest entry left, which keeps weight - drop */
+    for (size_t j = i; j < log->n && log->e[j].at_us >= now; j++) front += log->e[j].weight - (j == first ? drop : 0);
     if (front > keep) front = keep;
     keep -= front;
     if (plan->add + front > 0) out->e[k++] = (rl_slog_entry){now, plan->add + front};
+    while (i < log->n && log->e[i].at_us >= now) i++;
     for (; i < log->n && keep > 0; i++) {
-        int64_t wt = log->e[i].weight < keep ? log->e[i].weight : keep;
+        int64_t w = log->e[i].weight - (i == first ? drop : 0);
+        int64_t wt = w < keep ? w : keep;
         out->e[k++] = (rl_slog_entry){log->e[i].at_us, wt};
         keep -= wt;
     }
     out->n = k;
+}
+
+/* Two logs hold the same units at the same scores, however split into entries (both newest first). */
+static int same_units(const slog_log *a, const slog_log *b) {
+    size_t i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        if (i == a->n || j == b->n) return 0;
+        int64_t s = a->e[i].at_us, ma = 0, mb = 0;
+        if (b->e[j].at_us != s) return 0;
+        while (i < a->n && a->e[i].at_us == s) ma += a->e[i++].weight;
+        while (j < b->n && b->e[j].at_us == s) mb += b->e[j++].weight;
+        if (ma != mb) return 0;
+    }
+    return 1;
 }
 
 static void full_add(full_log *f, int64_t score, int64_t mult) {
@@ -816,6 +840,15 @@ static int full_entry(const full_log *f, size_t c_runs, int64_t now, int64_t add
     return 0;
 }
 
+/* A refund on the full log: of the units in the window, the newest limit + 1 are the ones the capped log
+ * holds; the newest min(n, those) go, and the units beyond those are forgotten, as the capped log forgot
+ * them (slidinglog.c, "REFUND n"). How many go, and how many are left. */
+static void full_refund_counts(rl_i128 c, const rl_request *req, int64_t *drop, int64_t *left) {
+    rl_i128 held = c < (rl_i128)req->params[0] + 1 ? c : (rl_i128)req->params[0] + 1;
+    *drop = req->cost < held ? req->cost : (int64_t)held;
+    *left = (int64_t)held - *drop;
+}
+
 /* The rule of docs/commands.md on the full log, at now, scores above now counting as now. */
 static rl_reply full_decide(const full_log *f, const rl_request *req) {
     int64_t limit = req->params[0], w = req->params[1] * 1000, gap = req->mingap_ms * 1000, n = req->cost;
@@ -823,6 +856,19 @@ static rl_reply full_decide(const full_log *f, const rl_request *req) {
     size_t c_runs = 0;
     rl_i128 c = 0;
     while (c_runs < f->n && in_window(f->r[c_runs].score, now, w)) c += f->r[c_runs++].mult;
+    if (req->flags & RL_F_REFUND) {
+        int64_t drop, left, e;
+        full_refund_counts(c, req, &drop, &left);
+        rl_reply r;
+        memset(&r, 0, sizeof r);
+        r.allowed = 1;
+        r.limit = limit;
+        r.remaining = left < limit ? limit - left : 0;
+        rl_i128 idle = 0;
+        if (left > 0 && full_entry(f, c_runs, now, 0, drop, &e)) idle = (rl_i128)e + w - now;
+        rl_reply_times(&r, -1, idle);
+        return r;
+    }
     int over = n > limit;
     int allowed = !over && c + n <= limit;
     if (allowed && gap > 0 && c > 0 && (rl_i128)now - min_now(f->r[0].score, now) < gap) allowed = 0;
@@ -862,6 +908,23 @@ static void full_apply(full_log *f, const rl_request *req) {
         full_add(f, now, above);
     }
     while (f->n > 0 && !in_window(f->r[f->n - 1].score, now, w)) f->n--;
+    if (req->flags & RL_F_REFUND) { /* keep the units [drop, drop + left) of the window, newest first */
+        rl_i128 c = 0;
+        for (size_t k = 0; k < f->n; k++) c += f->r[k].mult;
+        int64_t skip, room;
+        full_refund_counts(c, req, &skip, &room);
+        size_t j = 0;
+        for (size_t k = 0; k < f->n; k++) {
+            int64_t m = f->r[k].mult, d = m < skip ? m : skip;
+            m -= d;
+            skip -= d;
+            if (m > room) m = room;
+            room -= m;
+            if (m > 0) f->r[j++] = (full_run){f->r[k].score, m};
+        }
+        f->n = j;
+        return;
+    }
     if (req->cost > 0 && req->cost <= req->params[0]) full_add(f, now, req->cost);
 }
 
@@ -907,9 +970,23 @@ static void slog_initial(input *in, const int64_t params[3], int64_t now, slog_l
 static void check_slog_plan(const rl_request *req, const slog_log *log, const rl_slog_plan *p, const rl_reply *r) {
     int64_t limit = req->params[0], w = req->params[1] * 1000, capn = rl_slog_read_max(req), now = req->now_us;
     int64_t c = slog_in_window(log, now, w, capn);
-    REQUIRE(p->add >= 0 && p->keep >= 0, "plan add %lld keep %lld", (long long)p->add, (long long)p->keep);
+    REQUIRE(p->add >= 0 && p->keep >= 0 && p->drop >= 0, "plan add %lld keep %lld drop %lld", (long long)p->add,
+            (long long)p->keep, (long long)p->drop);
     REQUIRE(p->keep + p->add <= limit + 1, "plan keep %lld + add %lld > limit + 1 = %lld", (long long)p->keep,
             (long long)p->add, (long long)(limit + 1));
+    REQUIRE(p->at_us == now, "plan at_us %lld, expected now %lld", (long long)p->at_us, (long long)now);
+    if (req->flags & RL_F_REFUND) {
+        int64_t want_drop = req->cost < c ? req->cost : c;
+        REQUIRE(p->add == 0 && p->drop == want_drop && p->keep == c - want_drop,
+                "refund %lld on %lld units: plan add %lld drop %lld keep %lld", (long long)req->cost, (long long)c,
+                (long long)p->add, (long long)p->drop, (long long)p->keep);
+        REQUIRE(r->remaining == (p->keep < limit ? limit - p->keep : 0) && r->granted == 0 && r->wait_ms == 0,
+                "refund: remaining %lld granted %lld wait %lld with %lld units left, limit %lld",
+                (long long)r->remaining, (long long)r->granted, (long long)r->wait_ms, (long long)p->keep,
+                (long long)limit);
+        return;
+    }
+    REQUIRE(p->drop == 0, "plan drop %lld without a refund", (long long)p->drop);
     int64_t want_add = req->cost > limit ? 0 : req->cost;
     REQUIRE(p->add == want_add, "plan add %lld, expected %lld (cost %lld, limit %lld)", (long long)p->add,
             (long long)want_add, (long long)req->cost, (long long)limit);
@@ -963,6 +1040,76 @@ static void check_slog_exact(const rl_request *req, const rl_reply *r1, const sl
     ctx.probe = NULL;
 }
 
+/* Scratch logs for the refund checks. */
+static rl_slog_entry buf_s1[SLOG_BUF], buf_s2[SLOG_BUF], buf_s3[SLOG_BUF];
+
+/* REFUND n decided on log (before the step) as r1 with plan p1, leaving next (see the header). */
+static void check_slog_refund(const rl_request *req, const slog_log *log, const slog_log *next, const rl_reply *r1,
+                              const rl_slog_plan *p1, uint8_t aux) {
+    rl_request c0 = *req;
+    c0.flags = (req->flags & ~(RL_F_REFUND | RL_F_DRYRUN)) | RL_F_COST;
+    c0.cost = 0;
+    rl_slog_plan pz;
+    rl_reply rz = slog_decide(&c0, log->e, log->n, &pz, 0x55);
+    slog_log zero = {buf_s1, 0};
+    slog_apply(log, req->now_us, &pz, &zero); /* the log a COST 0 leaves */
+    if (req->cost == 0) {
+        ctx.probe = "REFUND 0 against COST 0";
+        REQUIRE(p1->keep == pz.keep && p1->drop == 0 && r1->remaining == rz.remaining &&
+                    r1->reset_after_us == rz.reset_after_us,
+                "a refund of 0 keeps %lld (remaining %lld, reset_after_us %lld), COST 0 keeps %lld (%lld, %lld)",
+                (long long)p1->keep, (long long)r1->remaining, (long long)r1->reset_after_us, (long long)pz.keep,
+                (long long)rz.remaining, (long long)rz.reset_after_us);
+    }
+    /* In two parts at the same instant: the same reply and log as the whole. */
+    if (req->cost >= 1) {
+        rl_request a = *req, b = *req;
+        a.cost = (int64_t)((rl_i128)req->cost * aux / 256);
+        b.cost = req->cost - a.cost;
+        rl_slog_plan pa, pb;
+        slog_log mid = {buf_s2, 0}, two = {buf_s3, 0};
+        slog_decide(&a, log->e, log->n, &pa, 0x66);
+        slog_apply(log, req->now_us, &pa, &mid);
+        rl_reply rb = slog_decide(&b, mid.e, mid.n, &pb, 0x67);
+        slog_apply(&mid, req->now_us, &pb, &two);
+        ctx.probe = "the refund in two parts";
+        REQUIRE(same_reply(&rb, r1) && same_units(&two, next), "two refunds (%lld + %lld) differ from one",
+                (long long)a.cost, (long long)b.cost);
+    }
+    /* Later, never less room than without the refund. */
+    rl_request later = c0;
+    later.mingap_ms = 0;
+    later.flags &= ~RL_F_MINGAP;
+    later.now_us = clamp((rl_i128)req->now_us + (rl_i128)aux * req->params[1] * 1000 / 128, 0, TIME_MAX);
+    ctx.probe = "COST 0 later, after the refund and without it";
+    rl_reply with = slog_probe(next, &later), without = slog_probe(&zero, &later);
+    REQUIRE(with.remaining >= without.remaining, "at %lld, %lld remain after the refund, %lld without it",
+            (long long)later.now_us, (long long)with.remaining, (long long)without.remaining);
+    ctx.probe = NULL;
+}
+
+/* Undo: an attempt admitted as r1 (cost >= 1, logged), then REFUND cost at the same instant on the log it
+ * left (next), leaves the log and the reply of a COST 0 instead of it. */
+static void check_slog_undo(const rl_request *req, const slog_log *log, const slog_log *next) {
+    rl_request c0 = *req, back = *req;
+    c0.flags = (req->flags & ~(RL_F_DRYRUN | RL_F_MINGAP)) | RL_F_COST;
+    c0.cost = 0;
+    c0.mingap_ms = 0;
+    back.flags = (req->flags & ~(RL_F_DRYRUN | RL_F_COST)) | RL_F_REFUND;
+    rl_slog_plan pz, pb;
+    slog_log zero = {buf_s1, 0}, undone = {buf_s2, 0};
+    rl_reply rz = slog_decide(&c0, log->e, log->n, &pz, 0x58);
+    slog_apply(log, req->now_us, &pz, &zero);
+    rl_reply rb = slog_decide(&back, next->e, next->n, &pb, 0x59);
+    slog_apply(next, req->now_us, &pb, &undone);
+    ctx.probe = "a refund of what was admitted, right after it";
+    REQUIRE(same_units(&undone, &zero) && rb.remaining == rz.remaining && rb.reset_after_us == rz.reset_after_us,
+            "the refund of the %lld admitted leaves remaining %lld reset_after_us %lld, a COST 0 %lld %lld",
+            (long long)req->cost, (long long)rb.remaining, (long long)rb.reset_after_us, (long long)rz.remaining,
+            (long long)rz.reset_after_us);
+    ctx.probe = NULL;
+}
+
 static int run_slog(input *in) {
     const int fam = FAM_SLOG;
     int64_t params[3];
@@ -992,7 +1139,9 @@ static int run_slog(input *in) {
         now = next_time(in, ctl & 7, now, &last, params[1]);
         /* The decision's contract allows costs up to 10^12 (the parser stops at RL_SLOG_MAX_LIMIT). */
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, 0, &last);
-        uint32_t flags = (ctl & 0x08 ? RL_F_DRYRUN : 0) | (cost != 1 ? RL_F_COST : 0) | (mingap ? RL_F_MINGAP : 0);
+        int refund = (ctl & 0x80) != 0; /* REFUND n takes COST's place */
+        uint32_t flags = (ctl & 0x08 ? RL_F_DRYRUN : 0) | (refund ? RL_F_REFUND : cost != 1 ? RL_F_COST : 0) |
+                         (mingap ? RL_F_MINGAP : 0);
         rl_request req = {{params[0], params[1], 0}, cost, mingap, flags, now};
 
         ctx.step = step;
@@ -1028,6 +1177,8 @@ static int run_slog(input *in) {
         /* The log the step leaves (kept unless DRYRUN). */
         slog_apply(&log, now, &p1, &next);
         check_slog_exact(&req, &r1, &next);
+        if (refund) check_slog_refund(&req, &log, &next, &r1, &p1, aux);
+        else if (r1.allowed && cost >= 1) check_slog_undo(&req, &log, &next);
         /* An earlier clock never admits what now blocks. */
         if (!r1.allowed && now > 0) {
             rl_request q = req;
