@@ -1242,14 +1242,6 @@ static void test_refund_members(void) {
 }
 
 /* The next pub/sub message on sub as "channel payload", or "" after its timeout without one. */
-static void next_event(redisContext *sub, char *out, size_t n) {
-    out[0] = '\0';
-    redisReply *m = NULL;
-    if (redisGetReply(sub, (void **)&m) != REDIS_OK || !m) return;
-    if (m->type == REDIS_REPLY_ARRAY && m->elements == 4) snprintf(out, n, "%s %s", m->element[2]->str, m->element[3]->str);
-    freeReplyObject(m);
-}
-
 /* A refund's reply and log against its DRYRUN: the DRYRUN writes nothing (no trim, no TTL change), the real
  * refund answers the same. A refund that changes the log signals it (WATCH) and fires rl.slidinglog; one
  * that changes nothing does neither. RL.SLIDINGLOG_RO takes REFUND as DRYRUN does. */
@@ -1312,27 +1304,16 @@ static void test_refund_effects(void) {
         {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1", 1},
     };
     for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++) {
-        redisContext *w = server_connect(srv);
-        freeReplyObject(cmd(w, "WATCH sl:rfd"));
-        freeReplyObject(cmdline(c, "%s", watched[i].line));
-        freeReplyObject(cmd(w, "MULTI"));
-        freeReplyObject(cmd(w, "INCR sl:rfd:side"));
-        redisReply *x = cmd(w, "EXEC");
-        int ran = x->type == REDIS_REPLY_ARRAY;
-        freeReplyObject(x);
-        redisFree(w);
+        int ran = watch_survives(srv, c, "sl:rfd", watched[i].line);
         if (!CHECK(ran == !watched[i].changes)) fprintf(stderr, "     WATCH across %s\n", watched[i].line);
     }
     check_log("sl:rfd", t, "0*2", "after the watched refund");
     CHECK_EQ(exists("sl:rfd:none"), 0);
-    del("sl:rfd:side");
+    del("watch:side");
 
     /* Keyspace events: rl.slidinglog for the refund that changes the log, then nothing until a marker. */
     CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Ed"));
-    redisContext *sub = server_connect(srv);
-    freeReplyObject(cmd(sub, "PSUBSCRIBE __keyevent@0__:*"));
-    struct timeval two = {2, 0};
-    redisSetTimeout(sub, two);
+    redisContext *sub = event_subscriber(srv);
     char ev[256];
     freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1"));
     next_event(sub, ev, sizeof ev);
