@@ -272,6 +272,31 @@ static void test_resp3(void) {
     free(got);
 }
 
+/* The AOF carries one admitted RL.ALL as one unit: MULTI, the effects of every key, EXEC. (Redis wraps what
+ * one module command propagates; this checks that the module's effects are propagated within the call.) */
+static void test_aof_unit(void) {
+    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
+    server *s = server_start(args);
+    redisContext *a = server_connect(s);
+    freeReplyObject(cmd(a, "RL.ALL 3 {q}t {q}w {q}l LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 60000 LIMIT SLIDINGLOG 3 60000"));
+    char path[512];
+    snprintf(path, sizeof path, "%s/appendonlydir/appendonly.aof.1.incr.aof", s->dir);
+    FILE *f = fopen(path, "rb");
+    char aof[8192] = "";
+    size_t n = f ? fread(aof, 1, sizeof aof - 1, f) : 0;
+    if (f) fclose(f);
+    aof[n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (aof[i] == '\0') aof[i] = ' '; /* the binary RL.SETSTATE state */
+    const char *multi = strstr(aof, "MULTI"), *exec = strstr(aof, "EXEC");
+    const char *t = strstr(aof, "{q}t"), *w = strstr(aof, "{q}w"), *l = strstr(aof, "{q}l");
+    if (!CHECK(multi && exec && t && w && l && multi < t && multi < w && multi < l && t < exec && w < exec && l < exec))
+        fprintf(stderr, "     %s: %zu bytes, MULTI %d EXEC %d keys %d %d %d\n", path, n, !!multi, !!exec, !!t, !!w, !!l);
+    CHECK(exec && strstr(exec + 4, "{q}") == NULL); /* nothing of the call after its EXEC */
+    redisFree(a);
+    server_stop(s);
+}
+
 /* --- bad input and RL.RESET ------------------------------------------------------------------------ */
 
 static void expect_error(const char *want, const char *line) {
@@ -422,6 +447,7 @@ int main(void) {
     test_traces();
     test_racing();
     test_replication();
+    test_aof_unit();
     test_resp3();
     test_bad_input();
     test_reset();
