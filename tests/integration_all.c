@@ -297,6 +297,67 @@ static void test_aof_unit(void) {
     server_stop(s);
 }
 
+/* Random RL.ALL argument vectors from words that mean something to it (and some that do not): every answer
+ * is an error starting with "ERR " or "WRONGTYPE" that changes no key, or a well-formed reply; the server
+ * keeps answering. */
+static void test_random_vectors(void) {
+    static const char *const words[] = {"LIMIT", "limit", "TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "COST", "DRYRUN",
+                                        "INTERVAL", "NODELAY", "BLOCK", "FIXED", "SLIDING", "MINGAP", "REFUND",
+                                        "ATMOST", "0", "1", "2", "3", "5", "16", "17", "1000", "-1", "x",
+                                        "1000000000000", "1000000000001", "99999999999999999999", "", "{v}k1",
+                                        "{v}k2", "{v}str"};
+    const int nwords = (int)(sizeof words / sizeof words[0]);
+    clock_set(T0);
+    freeReplyObject(cmd(c, "SET {v}str s"));
+    freeReplyObject(cmd(c, "RL.TOKEN {v}k1 5 1 1000 COST 2"));
+    long long bad = 0, errors = 0, replies = 0;
+    for (int v = 0; v < 5000; v++) {
+        const char *argv[40];
+        size_t lens[40];
+        int argc = 0;
+        argv[argc++] = "RL.ALL";
+        /* A well-shaped call (numkeys, keys, LIMIT clauses of a kind and small numbers), then in half of
+         * them one word replaced by any word, and in a few some words appended. */
+        static const char *const kinds[] = {"TOKEN 5 1 1000", "LEAKY 5 1 1000", "WINDOW 5 1000", "SLIDINGLOG 5 1000",
+                                            "WINDOW 5 1000 FIXED", "TOKEN 5 1 1000 COST 2"};
+        int k = (int)rng_range(1, 2);
+        static char clause_words[2][64];
+        argv[argc++] = k == 1 ? "1" : "2";
+        argv[argc++] = "{v}k1";
+        if (k == 2) argv[argc++] = "{v}k2";
+        for (int i = 0; i < k; i++) {
+            argv[argc++] = "LIMIT";
+            snprintf(clause_words[i], sizeof clause_words[i], "%s", kinds[rng() % 6]);
+            argc += split_words(clause_words[i], argv + argc, lens + argc, 6);
+        }
+        if (rng() % 2) argv[1 + rng() % (uint64_t)(argc - 1)] = words[rng() % (uint64_t)nwords];
+        for (int extra = (int)(rng() % 8 == 0 ? rng_range(1, 3) : 0); extra > 0; extra--)
+            argv[argc++] = words[rng() % (uint64_t)nwords];
+        for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
+        /* The keys as they were (COPY of a missing key copies nothing), to compare after an error. */
+        freeReplyObject(cmd(c, "DEL {v}was1 {v}was2"));
+        freeReplyObject(cmd(c, "COPY {v}k1 {v}was1"));
+        freeReplyObject(cmd(c, "COPY {v}k2 {v}was2"));
+        redisReply *x = cmdargv(c, argc, argv, lens);
+        int ok;
+        if (x->type == REDIS_REPLY_ERROR) {
+            errors++;
+            ok = (strncmp(x->str, "ERR ", 4) == 0 || strncmp(x->str, "WRONGTYPE", 9) == 0) &&
+                 same_value("{v}k1", "{v}was1") && same_value("{v}k2", "{v}was2");
+        } else {
+            replies++;
+            ok = x->type == REDIS_REPLY_ARRAY && x->elements >= 4 && x->element[0]->type == REDIS_REPLY_INTEGER;
+        }
+        if (!ok && bad++ < 3) fprintf(stderr, "     vector %d -> %s\n", v, x->type == REDIS_REPLY_ERROR ? x->str : "(reply)");
+        freeReplyObject(x);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK(errors > 1000 && replies > 20); /* both kinds of answer, well exercised */
+    CHECK(cmd_status_is(c, "PONG", "PING"));
+    printf("random RL.ALL vectors: %lld errors, %lld replies\n", errors, replies);
+    freeReplyObject(cmd(c, "DEL {v}str {v}k1 {v}k2 {v}was1 {v}was2"));
+}
+
 /* --- bad input and RL.RESET ------------------------------------------------------------------------ */
 
 static void expect_error(const char *want, const char *line) {
@@ -450,6 +511,7 @@ int main(void) {
     test_aof_unit();
     test_resp3();
     test_bad_input();
+    test_random_vectors();
     test_reset();
     test_refund_atmost();
     redisFree(c);
