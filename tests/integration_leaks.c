@@ -49,6 +49,16 @@ static void workload(server *s, redisContext *c) {
         "CL.THROTTLE c1 x 1 1", "CL.THROTTLE c1 4 0 1", "CL.THROTTLE c1 -4 1 1", "CL.THROTTLE c1 4 1 1 1 1",
         "CL.THROTTLE str 4 1 1", "SET c2 +1700000000500000000", "CL.THROTTLE c2 4 1 1", "CL.THROTTLE t1 4 1 1",
         "COPY t1 t1copy", "DEBUG RELOAD", "RL.CLOCK ADVANCE 500", "RL.TOKEN t1 10 1 1000",
+        /* RL.ALL: admitted; denied (every limit released and prepared again to describe it); DRYRUN; an
+         * error in a clause after others were parsed; WRONGTYPE after a limit was prepared; the _RO forms,
+         * REFUND, ATMOST, INFO; RL.RESET, including its WRONGTYPE */
+        "RL.ALL 3 {a}t {a}w {a}l LIMIT TOKEN 5 1 1000 LIMIT WINDOW 4 1000 LIMIT SLIDINGLOG 3 1000",
+        "RL.ALL 3 {a}t {a}w {a}l COST 4 LIMIT TOKEN 5 1 1000 LIMIT WINDOW 4 1000 LIMIT SLIDINGLOG 3 1000",
+        "RL.ALL 2 {a}t {a}w DRYRUN LIMIT TOKEN 5 1 1000 LIMIT WINDOW 4 1000",
+        "RL.ALL 2 {a}t {a}w LIMIT TOKEN 5 1 1000 LIMIT WINDOW 0 1000", "RL.ALL 2 {a}t str LIMIT TOKEN 5 1 1000 LIMIT WINDOW 4 1000",
+        "RL.TOKEN_RO t1 10 1 1000 COST 3", "RL.WINDOW w1 5 1000 COST 9 ATMOST", "RL.TOKEN t3 10 1 1000 COST 5",
+        "RL.TOKEN t3 10 1 1000 REFUND 2", "RL.LEAKY l1 3 1 1000 REFUND 1", "INFO ratelimit", "RL.RESET {a}t {a}w {a}l",
+        "RL.RESET t2 str",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
     for (int i = 0; i < 300; i++) {
