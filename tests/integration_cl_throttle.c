@@ -500,7 +500,7 @@ static void test_wall_clock(void) {
     CHECK_CL(cl(c, "CL.THROTTLE wall:k 0 10 1"), 0, 1, 0, -1, 1); /* 100 ms: rounds up to 1 s */
     long long tat = get_tat(c, "wall:k"), pttl = cmd_int(c, "PTTL wall:k");
     CHECK(tat >= (before + 100) * MS && tat <= (real_ms() + 101) * MS); /* real_ms truncates */
-    CHECK(pttl > 0 && pttl <= 101);
+    CHECK((pttl > 0 && pttl <= 101) || pttl == -2); /* -2: a loaded machine let its 100 ms run out */
     for (int i = 0; i < 50 && cmd_int(c, "EXISTS wall:k") == 1; i++) sleep_ms(20);
     CHECK_EQ(cmd_int(c, "EXISTS wall:k"), 0);
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));

@@ -113,7 +113,7 @@ static void test_events(void) {
     freeReplyObject(cmd(c, "RL.WINDOW ev:exp 5 50 FIXED"));
     next_event(sub, ev, sizeof ev);
     CHECK_STR(ev, "__keyevent@0__:rl.window ev:exp");
-    for (int tries = 0; tries < 20 && cmd_int(c, "EXISTS ev:exp") == 1; tries++) sleep_ms(50);
+    for (int tries = 0; tries < 100 && cmd_int(c, "EXISTS ev:exp") == 1; tries++) sleep_ms(50);
     next_event(sub, ev, sizeof ev);
     CHECK_STR(ev, "__keyevent@0__:expired ev:exp");
     redisFree(sub);
@@ -391,10 +391,10 @@ static void test_info(void) {
     redisAppendCommand(held, "RL.LEAKY info:l 5 1 60000 BLOCK");
     int done = 0;
     redisBufferWrite(held, &done);
-    for (int tries = 0; tries < 100 && stat("ratelimit_clients_waiting") != 1; tries++) sleep_ms(10);
+    for (int tries = 0; tries < 500 && stat("ratelimit_clients_waiting") != 1; tries++) sleep_ms(10);
     CHECK_EQ(stat("ratelimit_clients_waiting"), 1);
     redisFree(held);
-    for (int tries = 0; tries < 200 && stat("ratelimit_clients_waiting") != 0; tries++) sleep_ms(10);
+    for (int tries = 0; tries < 500 && stat("ratelimit_clients_waiting") != 0; tries++) sleep_ms(10);
     CHECK_EQ(stat("ratelimit_clients_waiting"), 0); /* a client that left waits no more */
     redisReply *x = cmd(c, "INFO everything");
     CHECK(x->type == REDIS_REPLY_STRING && strstr(x->str, "ratelimit_token_calls:") != NULL);
