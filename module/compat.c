@@ -59,5 +59,3 @@ int rl_compat_set_acl(RedisModuleCommand *cmd, int readonly, int fast) {
 int rl_compat_read_mode(void) { return read_mode; }
 
 int64_t rl_compat_cached_now_us(void) { return cached_microseconds ? (int64_t)cached_microseconds() : -1; }
-
-int rl_compat_has_acl_category(void) { return acl_category; }

@@ -15,8 +15,6 @@ int rl_compat_init(RedisModuleCtx *ctx);
 /* Put a command in @ratelimit (where the server has module categories), @read or @write, and @fast if
  * fast; nothing on a server without command categories (7.0). */
 int rl_compat_set_acl(RedisModuleCommand *cmd, int readonly, int fast);
-/* 1 if the server has module ACL categories (@ratelimit exists). */
-int rl_compat_has_acl_category(void);
 
 /* The mode to open a key with when only reading it: READ, plus NOEFFECTS where the server has it. */
 int rl_compat_read_mode(void);
