@@ -106,4 +106,5 @@ const rl_algorithm rl_leaky_algorithm = {
     .validate = leaky_validate,
     .decide = leaky_decide,
     .cell_valid = leaky_cell_valid,
+    .words = rl_two_words,
 };

@@ -21,3 +21,8 @@ int rl_rate_error(char err[RL_ERR_LEN], const char *tokens_name, const char *ms_
              tokens_name, ms_name, (long long)RL_MAX_IDLE_MS, what, (long long)RL_MAX_IDLE_MS / year_ms);
     return -1;
 }
+
+unsigned rl_two_words(const rl_cell *cell) {
+    (void)cell;
+    return 2;
+}

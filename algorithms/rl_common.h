@@ -85,10 +85,15 @@ typedef struct rl_request {
     int64_t now_us;
 } rl_request;
 
-/* The stored state of one limiter: two 64-bit words, whatever the algorithm packs into them. Sixteen
- * bytes keep a key's value in the smallest allocator class that holds exact state. */
+/* The stored state of one limiter: up to RL_CELL_MAX_WORDS 64-bit words, whatever the algorithm packs into
+ * them. How many a state uses is the algorithm's `words` (read from the state itself, so a stored value
+ * needs no length of its own): two for the token and leaky buckets and the two-count windows, which keeps
+ * a key's value in the smallest allocator class that holds exact state; more for a state that must keep
+ * its parameters (RL.SMOOTH) or one count per sub-window (RL.WINDOW SUBWINDOWS). A key's value holds only
+ * the words in use; a cell on the stack has room for the largest. */
+#define RL_CELL_MAX_WORDS 64
 typedef struct rl_cell {
-    uint64_t w[2];
+    uint64_t w[RL_CELL_MAX_WORDS];
 } rl_cell;
 
 /* The size of an error message, with its NUL: long enough for any message the project writes. */
@@ -96,15 +101,24 @@ typedef struct rl_cell {
 
 /* What a cell algorithm exports: one decision, a check of parameter combinations the per-argument ranges
  * cannot express, and a check that a cell could have been written by this algorithm (for RDB load and
- * RL.SETSTATE, whose input may be crafted). */
+ * RL.SETSTATE, whose input may be crafted), and the size of a state. */
 typedef struct rl_algorithm {
     /* Returns 0, or -1 with the complete error reply ("ERR <argument>: <what is wrong>") in err. */
     int (*validate)(const rl_request *req, char err[RL_ERR_LEN]);
-    /* Decide req against *cell (exists == 0: a new limiter). On return *cell is the state to store when
+    /* Decide req against *cell (exists == 0: a new limiter, whose cell holds zeros in its first two
+     * words and nothing defined after). On return *cell is the state to store (words(cell) of them) when
      * reply->reset_after_ms > 0. */
     void (*decide)(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply);
+    /* 1 when the cell's words (words(cell) of them; the rest is not read) are a state this algorithm
+     * could have written. */
     int (*cell_valid)(const rl_cell *cell);
+    /* How many words the state in cell holds, from 1 to RL_CELL_MAX_WORDS, read from its first word
+     * alone (a value loaded from RDB or RL.SETSTATE is sized by it before the rest is read). */
+    unsigned (*words)(const rl_cell *cell);
 } rl_algorithm;
+
+/* `words` for an algorithm whose state is always two words. */
+unsigned rl_two_words(const rl_cell *cell);
 
 /* The error of a bucket whose parameters would take longer than RL_MAX_IDLE_MS to go from one end to the
  * other (what: "refill from empty to full"); shared by the token and leaky buckets. Returns -1. */

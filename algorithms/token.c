@@ -195,4 +195,5 @@ const rl_algorithm rl_token_algorithm = {
     .validate = token_validate,
     .decide = token_decide,
     .cell_valid = token_cell_valid,
+    .words = rl_two_words,
 };

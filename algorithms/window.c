@@ -76,13 +76,11 @@ rl_window_state rl_window_unpack(const rl_cell *cell) {
     return s;
 }
 
-rl_cell rl_window_pack(rl_window_state s) {
+void rl_window_pack(rl_window_state s, rl_cell *cell) {
     uint64_t prev = (uint64_t)s.prev;
-    rl_cell cell;
-    cell.w[0] = (uint64_t)s.start_ms | ((prev & WINDOW_PREV_LOW_MASK) << RL_WINDOW_START_BITS);
-    cell.w[1] = (uint64_t)s.curr | ((prev >> RL_WINDOW_PREV_LOW_BITS) << RL_WINDOW_COUNT_BITS) |
-                (s.fixed ? WINDOW_TOP_BIT : 0);
-    return cell;
+    cell->w[0] = (uint64_t)s.start_ms | ((prev & WINDOW_PREV_LOW_MASK) << RL_WINDOW_START_BITS);
+    cell->w[1] = (uint64_t)s.curr | ((prev >> RL_WINDOW_PREV_LOW_BITS) << RL_WINDOW_COUNT_BITS) |
+                 (s.fixed ? WINDOW_TOP_BIT : 0);
 }
 
 static int window_cell_valid(const rl_cell *cell) {
@@ -251,11 +249,12 @@ static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_r
     reply->granted = reply->allowed && !refund ? cost : 0;
 
     rl_window_state next = {v.start_ms, v.curr, v.prev, fixed};
-    *cell = rl_window_pack(next);
+    rl_window_pack(next, cell);
 }
 
 const rl_algorithm rl_window_algorithm = {
     .validate = window_validate,
     .decide = window_decide,
     .cell_valid = window_cell_valid,
+    .words = rl_two_words,
 };

@@ -39,6 +39,6 @@ typedef struct rl_window_state {
 } rl_window_state;
 
 rl_window_state rl_window_unpack(const rl_cell *cell);
-rl_cell rl_window_pack(rl_window_state s);
+void rl_window_pack(rl_window_state s, rl_cell *cell);
 
 #endif

@@ -1,17 +1,21 @@
 /* cell_type.c -- the Redis data types of the cell limiters: one per limiter, so a key made by RL.TOKEN
  * answers WRONGTYPE to RL.LEAKY, as a list does to SET.
  *
- * A value is the limiter's 16-byte cell (algorithms/rl_common.h). All the types share the callbacks
- * below: RDB save/load (encoding version 1: the two words), AOF rewrite, copy, memory usage and digest,
- * so DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD and DEBUG DIGEST-VALUE work. RDB load checks the cell with the
- * algorithm (a crafted RDB or RESTORE payload must not make a limiter misbehave), and AOF rewrite emits the
- * readable RL.SETSTATE key KIND w0 w1 (Redis adds the PEXPIREAT). The two callbacks that need to know their
- * limiter are generated per limiter in command.c. */
+ * A value is the limiter's state: the words of its cell in use (algorithms/rl_common.h), as many as the
+ * algorithm's `words` reads from the first one, and nothing else (no length, no header: two words are
+ * 16 bytes, the smallest allocator class that holds an exact bucket). Every callback needs that count,
+ * so each limiter gets its own set, generated below from the list: RDB save/load, AOF rewrite, copy,
+ * memory usage and digest, so DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD and DEBUG DIGEST-VALUE work.
+ *
+ * RDB encoding version 2 writes the word count, then the words; version 1 (every value written before
+ * states could be longer than two words) is read as two words. RDB load checks the state with the
+ * algorithm (a crafted RDB or RESTORE payload must not make a limiter misbehave). AOF rewrite emits the
+ * readable RL.SETSTATE key KIND w0 w1 ... (Redis adds the PEXPIREAT). */
 #include <string.h>
 
 #include "rl_module.h"
 
-#define RL_ENCODING_VERSION 1
+#define RL_ENCODING_VERSION 2
 
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key) {
     int type = RedisModule_KeyType(key);
@@ -24,79 +28,115 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key) {
     return RL_CELL_OTHER;
 }
 
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, rl_cell *stored, const rl_cell *cell) {
-    if (stored) {
-        *stored = *cell;
-        return;
-    }
-    rl_cell *fresh = RedisModule_Alloc(sizeof *fresh);
-    *fresh = *cell;
-    RedisModule_ModuleTypeSetValue(key, lim->type, fresh);
+unsigned rl_value_words(const rl_limiter *lim, const uint64_t *value) {
+    rl_cell head;
+    head.w[0] = value[0]; /* `words` reads the first word alone */
+    return lim->alg->words(&head);
 }
 
-void *rl_cell_rdb_load(RedisModuleIO *io, int encver, const rl_limiter *lim) {
-    if (encver != RL_ENCODING_VERSION) return NULL;
-    rl_cell cell;
-    cell.w[0] = RedisModule_LoadUnsigned(io);
-    cell.w[1] = RedisModule_LoadUnsigned(io);
-    if (RedisModule_IsIOError(io) || !lim->alg->cell_valid(&cell)) return NULL;
-    rl_cell *value = RedisModule_Alloc(sizeof *value);
-    *value = cell;
+static uint64_t *value_new(const rl_cell *cell, unsigned n) {
+    uint64_t *value = RedisModule_Alloc(n * sizeof *value);
+    memcpy(value, cell->w, n * sizeof *value);
     return value;
 }
 
-static void cell_save(RedisModuleIO *io, void *value) {
-    const rl_cell *cell = value;
-    RedisModule_SaveUnsigned(io, cell->w[0]);
-    RedisModule_SaveUnsigned(io, cell->w[1]);
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, uint64_t *stored, const rl_cell *cell) {
+    unsigned n = lim->alg->words(cell);
+    if (stored && rl_value_words(lim, stored) == n) {
+        memcpy(stored, cell->w, n * sizeof *stored);
+        return;
+    }
+    /* A new key, or a state of another size (a window that changed mode): a new value, the old one freed. */
+    RedisModule_ModuleTypeSetValue(key, lim->type, value_new(cell, n));
 }
 
-void rl_cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, void *value, const rl_limiter *lim) {
-    const rl_cell *cell = value;
-    RedisModule_EmitAOF(aof, "RL.SETSTATE", "scll", keyname, lim->kind, (long long)cell->w[0], (long long)cell->w[1]);
+/* --- the callbacks, for one limiter ---------------------------------------------------------------- */
+
+static void *cell_rdb_load(RedisModuleIO *io, int encver, const rl_limiter *lim) {
+    if (encver != 1 && encver != RL_ENCODING_VERSION) return NULL;
+    uint64_t n = encver == 1 ? 2 : RedisModule_LoadUnsigned(io);
+    if (RedisModule_IsIOError(io) || n < 1 || n > RL_CELL_MAX_WORDS) return NULL;
+    rl_cell cell;
+    for (uint64_t i = 0; i < n; i++) cell.w[i] = RedisModule_LoadUnsigned(io);
+    if (RedisModule_IsIOError(io) || lim->alg->words(&cell) != n || !lim->alg->cell_valid(&cell)) return NULL;
+    return value_new(&cell, (unsigned)n);
+}
+
+static void cell_rdb_save(RedisModuleIO *io, void *value, const rl_limiter *lim) {
+    const uint64_t *w = value;
+    unsigned n = rl_value_words(lim, w);
+    RedisModule_SaveUnsigned(io, n);
+    for (unsigned i = 0; i < n; i++) RedisModule_SaveUnsigned(io, w[i]);
+}
+
+static void cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, void *value, const rl_limiter *lim) {
+    const uint64_t *w = value;
+    unsigned n = rl_value_words(lim, w);
+    RedisModuleString *words[RL_CELL_MAX_WORDS];
+    for (unsigned i = 0; i < n; i++) words[i] = RedisModule_CreateStringFromLongLong(NULL, (long long)w[i]);
+    RedisModule_EmitAOF(aof, "RL.SETSTATE", "scv", keyname, lim->kind, words, (size_t)n);
+    for (unsigned i = 0; i < n; i++) RedisModule_FreeString(NULL, words[i]);
+}
+
+static size_t cell_mem_usage(const void *value, const rl_limiter *lim) {
+    return rl_value_words(lim, value) * sizeof(uint64_t);
+}
+
+static void cell_digest(RedisModuleDigest *md, void *value, const rl_limiter *lim) {
+    const uint64_t *w = value;
+    unsigned n = rl_value_words(lim, w);
+    for (unsigned i = 0; i < n; i++) RedisModule_DigestAddLongLong(md, (long long)w[i]);
+    RedisModule_DigestEndSequence(md);
+}
+
+static void *cell_copy(const void *value, const rl_limiter *lim) {
+    unsigned n = rl_value_words(lim, value);
+    uint64_t *copy = RedisModule_Alloc(n * sizeof *copy);
+    memcpy(copy, value, n * sizeof *copy);
+    return copy;
 }
 
 static void cell_free(void *value) { RedisModule_Free(value); }
 
-static size_t cell_mem_usage(const void *value) {
-    (void)value;
-    return sizeof(rl_cell);
-}
+/* Redis gives the callbacks no private data, so each cell limiter gets wrappers that name it. */
+#define CELL_METHODS_cell(id)                                                                           \
+    static void *rdb_load_##id(RedisModuleIO *io, int encver) {                                          \
+        return cell_rdb_load(io, encver, &rl_limiters[RL_LIM_##id]);                                     \
+    }                                                                                                    \
+    static void rdb_save_##id(RedisModuleIO *io, void *value) {                                          \
+        cell_rdb_save(io, value, &rl_limiters[RL_LIM_##id]);                                             \
+    }                                                                                                    \
+    static void aof_rewrite_##id(RedisModuleIO *aof, RedisModuleString *key, void *value) {             \
+        cell_aof_rewrite(aof, key, value, &rl_limiters[RL_LIM_##id]);                                    \
+    }                                                                                                    \
+    static size_t mem_usage_##id(const void *value) { return cell_mem_usage(value, &rl_limiters[RL_LIM_##id]); } \
+    static void digest_##id(RedisModuleDigest *md, void *value) { cell_digest(md, value, &rl_limiters[RL_LIM_##id]); } \
+    static void *copy_##id(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value) {   \
+        (void)fromkey;                                                                                   \
+        (void)tokey;                                                                                     \
+        return cell_copy(value, &rl_limiters[RL_LIM_##id]);                                              \
+    }
+#define CELL_METHODS_log(id)
+#define CELL_METHODS(id, command, type_name, tag, algorithm, storage) CELL_METHODS_##storage(id)
+RL_LIMITERS(CELL_METHODS)
 
-static void cell_digest(RedisModuleDigest *md, void *value) {
-    const rl_cell *cell = value;
-    RedisModule_DigestAddLongLong(md, (long long)cell->w[0]);
-    RedisModule_DigestAddLongLong(md, (long long)cell->w[1]);
-    RedisModule_DigestEndSequence(md);
-}
-
-static void *cell_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value) {
-    (void)fromkey;
-    (void)tokey;
-    rl_cell *copy = RedisModule_Alloc(sizeof *copy);
-    memcpy(copy, value, sizeof *copy);
-    return copy;
-}
+#define METHODS_ROW_cell(id)                                                                                   \
+    [RL_LIM_##id] = {.version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = rdb_load_##id, .rdb_save = rdb_save_##id, \
+                     .aof_rewrite = aof_rewrite_##id, .mem_usage = mem_usage_##id, .digest = digest_##id,      \
+                     .free = cell_free, .copy = copy_##id},
+#define METHODS_ROW_log(id)
+#define METHODS_ROW(id, command, type_name, tag, algorithm, storage) METHODS_ROW_##storage(id)
+static RedisModuleTypeMethods cell_methods[RL_NLIMITERS] = {RL_LIMITERS(METHODS_ROW)};
 
 int rl_cell_types_register(RedisModuleCtx *ctx) {
     for (int i = 0; i < RL_NLIMITERS; i++) {
         rl_limiter *lim = &rl_limiters[i];
         if (lim->steps != &rl_cell_steps) continue;
-        if (!lim->alg || !lim->rdb_load || !lim->aof_rewrite) {
+        if (!lim->alg || !lim->alg->words) {
             RedisModule_Log(ctx, "warning", "ratelimit: cell limiter %s lacks its algorithm", lim->kind);
             return REDISMODULE_ERR;
         }
-        RedisModuleTypeMethods methods = {
-            .version = REDISMODULE_TYPE_METHOD_VERSION,
-            .rdb_load = lim->rdb_load,
-            .rdb_save = cell_save,
-            .aof_rewrite = lim->aof_rewrite,
-            .mem_usage = cell_mem_usage,
-            .digest = cell_digest,
-            .free = cell_free,
-            .copy = cell_copy,
-        };
-        lim->type = RedisModule_CreateDataType(ctx, lim->type_name, RL_ENCODING_VERSION, &methods);
+        lim->type = RedisModule_CreateDataType(ctx, lim->type_name, RL_ENCODING_VERSION, &cell_methods[i]);
         if (!lim->type) return REDISMODULE_ERR;
     }
     return REDISMODULE_OK;

@@ -75,19 +75,7 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
 
 /* --- the table, generated from the list ---------------------------------------------------------------
  *
- * For each row: its command function, and for a cell limiter the data type callbacks that must know
- * which limiter they serve (Redis gives them no private data). */
-
-#define CELL_CALLBACKS_cell(id)                                                                 \
-    static void *rdb_load_##id(RedisModuleIO *io, int encver) {                                 \
-        return rl_cell_rdb_load(io, encver, &rl_limiters[RL_LIM_##id]);                          \
-    }                                                                                            \
-    static void aof_rewrite_##id(RedisModuleIO *aof, RedisModuleString *key, void *value) {     \
-        rl_cell_aof_rewrite(aof, key, value, &rl_limiters[RL_LIM_##id]);                         \
-    }
-#define CELL_CALLBACKS_log(id)
-#define CELL_METHODS_cell(id) rdb_load_##id, aof_rewrite_##id
-#define CELL_METHODS_log(id) NULL, NULL
+ * For each row: its command function and its read-only form's. */
 
 #define LIMITER_FUNCTIONS(id, command, type_name, tag, algorithm, storage)                     \
     static int command_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {          \
@@ -97,13 +85,12 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     static int command_ro_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {       \
         return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id],   \
                                   &rl_stats[2 * RL_LIM_##id + 1]);                                             \
-    }                                                                                            \
-    CELL_CALLBACKS_##storage(id)
+    }
 RL_LIMITERS(LIMITER_FUNCTIONS)
 
 #define LIMITER_ROW(id, command, type_name, tag, algorithm, storage)                           \
     [RL_LIM_##id] = {#id, &rl_syntaxes[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id], type_name, tag, algorithm, \
-                     &rl_##storage##_steps, command_##id, command_ro_##id, CELL_METHODS_##storage(id), NULL},
+                     &rl_##storage##_steps, command_##id, command_ro_##id, NULL},
 rl_limiter rl_limiters[RL_NLIMITERS] = {RL_LIMITERS(LIMITER_ROW)};
 
 /* What the list must get right, checked by the compiler: a module type name has exactly 9 characters

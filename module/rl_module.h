@@ -36,9 +36,9 @@ typedef struct rl_pending {
     int creates; /* committing would create the key */
     union {
         struct {
-            rl_cell *stored; /* the key's value, NULL for a new limiter */
-            rl_cell next;    /* the state to store */
+            uint64_t *stored; /* the key's value (its words), NULL for a new limiter */
             int64_t expire_at_ms;
+            rl_cell next; /* the state to store */
         } cell;
         rl_log_pending log;
     } u;
@@ -64,8 +64,6 @@ struct rl_limiter {
     const rl_algorithm *alg;       /* cell limiters */
     const rl_steps *steps;
     RedisModuleCmdFunc command, command_ro;
-    RedisModuleTypeLoadFunc rdb_load;        /* cell limiters: their data type's callbacks that need */
-    RedisModuleTypeRewriteFunc aof_rewrite;  /* to know the limiter */
     RedisModuleType *type;         /* cell limiters: set at load */
 };
 
@@ -83,16 +81,16 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* store_cell.c, store_log.c */
 extern const rl_steps rl_cell_steps, rl_log_steps;
 
-/* cell_type.c: the module data types of the cell limiters. */
+/* cell_type.c: the module data types of the cell limiters. A value is the words of a state in use. */
 int rl_cell_types_register(RedisModuleCtx *ctx);
-void *rl_cell_rdb_load(RedisModuleIO *io, int encver, const rl_limiter *lim);
-void rl_cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, void *value, const rl_limiter *lim);
+unsigned rl_value_words(const rl_limiter *lim, const uint64_t *value);
 /* The cell limiter whose data type an open key holds: NULL if the key is empty, RL_CELL_OTHER if it holds
  * anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
-/* Store a cell in an open key: into the existing value, or as a new value of the limiter's type. */
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, rl_cell *stored, const rl_cell *cell);
+/* Store a cell in an open key: into the existing value (stored, NULL if none) when it has the cell's size,
+ * else as a new value of the limiter's type. */
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, uint64_t *stored, const rl_cell *cell);
 
 /* setstate.c: the replicated effect of a cell write, and RL.SETSTATE which applies it. */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,

@@ -1,19 +1,23 @@
 /* setstate.c -- RL.SETSTATE: the effect of a cell limiter's write, as replicas and the AOF receive it.
  *
  * Effects, not commands, are replicated: after a decision that changes a cell the primary sends
- * RL.SETSTATE key <state>, 25 bytes: the limiter's tag (limiters.h), then w0, w1 and the absolute expiry as
- * little-endian 64-bit words; or DEL when the limiter went idle. A replica, or an AOF replayed later, then
- * ends in exactly the primary's state whatever its own clock says. Formatting five numbers into strings
- * on every call cost about a sixth of the command's time; the readable form RL.SETSTATE key KIND w0 w1
+ * RL.SETSTATE key <state>: the limiter's tag (limiters.h), then the state's n words and the absolute expiry
+ * as little-endian 64-bit words, 9 + 8n bytes (25 for the two-word states, the only size before RL.SMOOTH
+ * and sub-windows); or DEL when the limiter went idle. A replica, or an AOF replayed later, then ends in
+ * exactly the primary's state whatever its own clock says. Formatting the numbers into strings on every
+ * call cost about a sixth of the command's time; the readable form RL.SETSTATE key KIND w0 [w1 ...]
  * [PXAT unix_ms] stays for people and for AOF rewrite. Anyone may send RL.SETSTATE, so it checks its input
- * like any command: the kind, the numbers, and that the cell is one the algorithm could have written. */
+ * like any command: the kind, the numbers, their count, and that the state is one the algorithm could have
+ * written. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "rl_module.h"
 
-#define STATE_BLOB_LEN 25
+/* The tag and the expiry around the words. */
+#define STATE_BLOB_FIXED 9
+#define STATE_BLOB_MAX (STATE_BLOB_FIXED + 8 * RL_CELL_MAX_WORDS)
 
 static void put_le64(unsigned char *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -27,17 +31,18 @@ static uint64_t get_le64(const unsigned char *p) {
 
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
                        int64_t expire_at_ms) {
-    unsigned char blob[STATE_BLOB_LEN];
+    unsigned char blob[STATE_BLOB_MAX];
+    unsigned n = lim->alg->words(cell);
     blob[0] = lim->tag;
-    put_le64(blob + 1, cell->w[0]);
-    put_le64(blob + 9, cell->w[1]);
-    put_le64(blob + 17, (uint64_t)expire_at_ms);
-    RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, (size_t)STATE_BLOB_LEN);
+    for (unsigned i = 0; i < n; i++) put_le64(blob + 1 + 8 * i, cell->w[i]);
+    put_le64(blob + 1 + 8 * n, (uint64_t)expire_at_ms);
+    RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, (size_t)(STATE_BLOB_FIXED + 8 * n));
 }
 
 /* A state to set: its limiter, its cell, its absolute expiry (-1: none). */
 typedef struct state_args {
     const rl_limiter *lim;
+    unsigned nwords;
     rl_cell cell;
     int64_t expire_at_ms;
 } state_args;
@@ -74,22 +79,30 @@ static int arg_int64(RedisModuleString *arg, int64_t *out) {
     return rl_parse_int64(s, len, out);
 }
 
-/* RL.SETSTATE key <25-byte state>. Returns NULL or the error. */
+/* RL.SETSTATE key <state>. Returns NULL or the error. */
 static const char *parse_blob(RedisModuleString *arg, state_args *out) {
     size_t len;
     const unsigned char *p = (const unsigned char *)RedisModule_StringPtrLen(arg, &len);
-    if (len != STATE_BLOB_LEN) return "ERR state: must be 25 bytes (or use RL.SETSTATE key kind w0 w1 [PXAT unix_ms])";
+    if (len < STATE_BLOB_FIXED + 8 || len > STATE_BLOB_MAX || (len - STATE_BLOB_FIXED) % 8 != 0)
+        return "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])";
     out->lim = cell_limiter_tagged(p[0]);
     if (!out->lim) return "ERR state: unknown kind";
-    out->cell.w[0] = get_le64(p + 1);
-    out->cell.w[1] = get_le64(p + 9);
-    out->expire_at_ms = (int64_t)get_le64(p + 17);
+    out->nwords = (unsigned)((len - STATE_BLOB_FIXED) / 8);
+    for (unsigned i = 0; i < out->nwords; i++) out->cell.w[i] = get_le64(p + 1 + 8 * i);
+    out->expire_at_ms = (int64_t)get_le64(p + 1 + 8 * out->nwords);
     if (out->expire_at_ms < 1) return "ERR state: no valid expiry";
     return NULL;
 }
 
-/* RL.SETSTATE key kind w0 w1 [PXAT unix_ms]. Returns NULL or the error (in err or a constant). */
-static const char *parse_words(RedisModuleString **argv, int argc, state_args *out, char err[RL_ERR_LEN]) {
+static int is_pxat(RedisModuleString *arg) {
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    return len == 4 && strncasecmp(s, "PXAT", 4) == 0;
+}
+
+/* RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms]: as many words as the state w0 begins holds. Returns NULL or
+ * the error (in err or a constant); *arity is set when the count of arguments is what is wrong. */
+static const char *parse_words(RedisModuleString **argv, int argc, state_args *out, char err[RL_ERR_LEN], int *arity) {
     out->lim = cell_limiter_named(argv[2]);
     if (!out->lim) {
         char kinds[64];
@@ -97,29 +110,47 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
         snprintf(err, RL_ERR_LEN, "ERR kind: must be one of %s", kinds);
         return err;
     }
-    int64_t w0, w1;
-    if (arg_int64(argv[3], &w0) != 0) return "ERR w0: must be an integer";
-    if (arg_int64(argv[4], &w1) != 0) return "ERR w1: must be an integer";
-    out->cell = (rl_cell){{(uint64_t)w0, (uint64_t)w1}};
+    int64_t w;
+    if (arg_int64(argv[3], &w) != 0) return "ERR w0: must be an integer";
+    out->cell.w[0] = (uint64_t)w;
+    out->nwords = out->lim->alg->words(&out->cell);
+    int end = 3 + (int)out->nwords; /* where the words end */
+    if (argc < end || argc > end + 2) {
+        *arity = 1;
+        return NULL;
+    }
+    for (unsigned i = 1; i < out->nwords; i++) {
+        if (arg_int64(argv[3 + i], &w) != 0) {
+            snprintf(err, RL_ERR_LEN, "ERR w%u: must be an integer", i);
+            return err;
+        }
+        out->cell.w[i] = (uint64_t)w;
+    }
     out->expire_at_ms = -1;
-    if (argc >= 6) {
-        size_t len;
-        const char *opt = RedisModule_StringPtrLen(argv[5], &len);
-        if (len != 4 || strncasecmp(opt, "PXAT", 4) != 0) return "ERR PXAT: expected PXAT unix_ms after w1";
-        if (argc == 6) return "ERR PXAT: needs a value";
-        if (arg_int64(argv[6], &out->expire_at_ms) != 0 || out->expire_at_ms < 1)
+    if (argc > end) {
+        if (!is_pxat(argv[end])) {
+            snprintf(err, RL_ERR_LEN, "ERR PXAT: expected PXAT unix_ms after w%u", out->nwords - 1);
+            return err;
+        }
+        if (argc == end + 1) return "ERR PXAT: needs a value";
+        if (arg_int64(argv[end + 1], &out->expire_at_ms) != 0 || out->expire_at_ms < 1)
             return "ERR PXAT: must be a positive integer";
     }
     return NULL;
 }
 
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    if (argc != 3 && (argc < 5 || argc > 7)) return RedisModule_WrongArity(ctx);
+    /* The compact form has one argument after the key; the readable one at least a kind and two words. */
+    if (argc != 3 && argc < 5) return RedisModule_WrongArity(ctx);
     state_args st;
     char err[RL_ERR_LEN];
-    const char *failed = argc == 3 ? parse_blob(argv[2], &st) : parse_words(argv, argc, &st, err);
+    int arity = 0;
+    const char *failed = argc == 3 ? parse_blob(argv[2], &st) : parse_words(argv, argc, &st, err, &arity);
+    if (arity) return RedisModule_WrongArity(ctx);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
-    if (!st.lim->alg->cell_valid(&st.cell)) return RedisModule_ReplyWithError(ctx, "ERR w0 w1: not a valid state of this kind");
+    if (st.lim->alg->words(&st.cell) != st.nwords) /* the compact form's length, read from w0 */
+        return RedisModule_ReplyWithError(ctx, "ERR state: not a valid state of this kind");
+    if (!st.lim->alg->cell_valid(&st.cell)) return RedisModule_ReplyWithError(ctx, "ERR state: not a valid state of this kind");
 
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     const rl_limiter *current = rl_cell_limiter_of(key);

@@ -1,5 +1,6 @@
-/* store_cell.c -- the steps of a cell limiter (RL.TOKEN, RL.LEAKY, RL.WINDOW): its state is one 16-byte cell,
- * the value of a key of the limiter's own data type (cell_type.c).
+/* store_cell.c -- the steps of a cell limiter (RL.TOKEN, RL.LEAKY, RL.WINDOW, RL.SMOOTH): its state is one
+ * cell (two words for most, more for RL.SMOOTH and RL.WINDOW SUBWINDOWS), the value of a key of the
+ * limiter's own data type (cell_type.c).
  *
  * prepare opens the key, checks that it holds this limiter (WRONGTYPE otherwise), lets the algorithm
  * decide on a copy of the cell, and works out whether the result changes anything: a limiter that is idle
@@ -20,10 +21,15 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     const rl_limiter *found = rl_cell_limiter_of(p->key);
     if (found != NULL && found != lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
 
-    rl_cell *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
+    uint64_t *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
+    unsigned stored_words = stored ? rl_value_words(lim, stored) : 0;
+    rl_cell *next = &p->u.cell.next;
     p->u.cell.stored = stored;
-    p->u.cell.next = stored ? *stored : (rl_cell){{0, 0}};
-    lim->alg->decide(p->req, &p->u.cell.next, stored != NULL, &p->reply);
+    if (stored)
+        memcpy(next->w, stored, stored_words * sizeof *stored);
+    else
+        next->w[0] = next->w[1] = 0;
+    lim->alg->decide(p->req, next, stored != NULL, &p->reply);
 
     if (p->reply.reset_after_ms == 0) {
         p->changes = stored != NULL; /* idle: the key goes */
@@ -32,7 +38,8 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     p->creates = stored == NULL;
     /* The idle instant, hence the expiry, is absolute: an unchanged cell has an unchanged expiry. */
     p->u.cell.expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
-    p->changes = !stored || memcmp(stored, &p->u.cell.next, sizeof *stored) != 0 ||
+    p->changes = !stored || lim->alg->words(next) != stored_words ||
+                 memcmp(stored, next->w, stored_words * sizeof *stored) != 0 ||
                  RedisModule_GetAbsExpire(p->key) != p->u.cell.expire_at_ms;
     return NULL;
 }

@@ -652,7 +652,7 @@ static void test_setstate(void) {
     setstate_case("bi:tok", a2, 4, "ERR PXAT: expected PXAT unix_ms after w1");
 
     /* The compact form the primary replicates: one 25-byte state (kind letter, w0, w1, expiry; LE). */
-    const char *blob_len = "ERR state: must be 25 bytes (or use RL.SETSTATE key kind w0 w1 [PXAT unix_ms])";
+    const char *blob_len = "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])";
     setstate_case("bi:tok", a1, 1, blob_len);
     static const bin bad_blobs[] = {B(""), B("T"), B("T0000000000000000000000000000"), B("\r\n")};
     for (size_t i = 0; i < sizeof bad_blobs / sizeof bad_blobs[0]; i++) setstate_case("bi:tok", &bad_blobs[i], 1, blob_len);
@@ -661,7 +661,7 @@ static void test_setstate(void) {
     bin no_expiry = {"T\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 25};
     setstate_case("bi:tok", &no_expiry, 1, "ERR state: no valid expiry");
     bin bad_cell = {"W\0\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\1\0\0\0\0\0\0\0", 25};
-    setstate_case("bi:win", &bad_cell, 1, "ERR w0 w1: not a valid state of this kind");
+    setstate_case("bi:win", &bad_cell, 1, "ERR state: not a valid state of this kind");
 
     static const bin bad_kinds[] = {B("FOO"), B(""), B("TOKENS"), B("TOK"), B("SLIDINGLOG"), B("ZSET"),
                                     B("\0TOKEN"), B("TOKEN\0"), B("\xff"), B("TOKEN ")};
@@ -710,9 +710,9 @@ static void test_setstate(void) {
     };
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         bin args[] = {invalid[i].kind, invalid[i].w0, invalid[i].w1};
-        setstate_case(invalid[i].key, args, 3, "ERR w0 w1: not a valid state of this kind");
+        setstate_case(invalid[i].key, args, 3, "ERR state: not a valid state of this kind");
         bin argsp[] = {invalid[i].kind, invalid[i].w0, invalid[i].w1, B("PXAT"), B("99999999999999")};
-        setstate_case(invalid[i].key, argsp, 5, "ERR w0 w1: not a valid state of this kind");
+        setstate_case(invalid[i].key, argsp, 5, "ERR state: not a valid state of this kind");
     }
     /* A valid state on a key of another type. */
     static const struct {
@@ -969,13 +969,17 @@ static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char
 static void predict_setstate(const argv_t *a, const char *keytype, prediction *p) {
     p->kind = P_ERR;
     long long v;
+    const char *kind = a->argc < 3 ? "" : eq_ci(a->v[2], a->l[2], "TOKEN") ? "rl-tokens" : eq_ci(a->v[2], a->l[2], "LEAKY") ? "rl-leakyb"
+                                          : eq_ci(a->v[2], a->l[2], "WINDOW") ? "rl-window" : NULL;
     if (a->argc == 3) {
-        /* The compact form: 25 bytes, a known kind letter, a positive expiry; then the module's call. */
+        /* The compact form: a kind letter, n words, an expiry (LE), 9 + 8n bytes; then the module's call. */
         const unsigned char *b = (const unsigned char *)a->v[2];
+        size_t len = a->l[2];
         long long expiry = 0;
-        for (int i = 7; a->l[2] == 25 && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[17 + i]);
-        if (a->l[2] != 25) {
-            snprintf(p->error, sizeof p->error, "ERR state: must be 25 bytes (or use RL.SETSTATE key kind w0 w1 [PXAT unix_ms])");
+        int well_formed = len >= 17 && len <= 521 && (len - 9) % 8 == 0;
+        for (int i = 7; well_formed && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[len - 8 + i]);
+        if (!well_formed) {
+            snprintf(p->error, sizeof p->error, "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])");
         } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W') {
             snprintf(p->error, sizeof p->error, "ERR state: unknown kind");
         } else if (expiry < 1) {
@@ -986,27 +990,31 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
             snprintf(p->error, sizeof p->error, "%s",
                      strcmp(keytype, "none") == 0 || strcmp(keytype, want) == 0 ? "OK" : WRONGTYPE);
         }
-    } else if (a->argc < 5 || a->argc > 7) {
+        return;
+    }
+    /* The readable form: kind, then as many words as the state w0 begins has (two for every state the
+     * structured vectors write), then PXAT unix_ms. */
+    int end = 5;
+    if (a->argc < 5) {
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
-    } else if (!eq_ci(a->v[2], a->l[2], "TOKEN") && !eq_ci(a->v[2], a->l[2], "LEAKY") &&
-               !eq_ci(a->v[2], a->l[2], "WINDOW")) {
+    } else if (!kind) {
         snprintf(p->error, sizeof p->error, "ERR kind: must be one of TOKEN, LEAKY, WINDOW");
     } else if (!strict_ll(a->v[3], a->l[3], &v)) {
         snprintf(p->error, sizeof p->error, "ERR w0: must be an integer");
+    } else if (a->argc > end + 2) {
+        snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
     } else if (!strict_ll(a->v[4], a->l[4], &v)) {
         snprintf(p->error, sizeof p->error, "ERR w1: must be an integer");
-    } else if (a->argc >= 6 && !eq_ci(a->v[5], a->l[5], "PXAT")) {
+    } else if (a->argc > end && !eq_ci(a->v[end], a->l[end], "PXAT")) {
         snprintf(p->error, sizeof p->error, "ERR PXAT: expected PXAT unix_ms after w1");
-    } else if (a->argc == 6) {
+    } else if (a->argc == end + 1) {
         snprintf(p->error, sizeof p->error, "ERR PXAT: needs a value");
-    } else if (a->argc == 7 && (!strict_ll(a->v[6], a->l[6], &v) || v < 1)) {
+    } else if (a->argc == end + 2 && (!strict_ll(a->v[end + 1], a->l[end + 1], &v) || v < 1)) {
         snprintf(p->error, sizeof p->error, "ERR PXAT: must be a positive integer");
     } else {
         /* Whether the words are a valid state is the module's call; if they are, the key's type decides. */
-        const char *want = eq_ci(a->v[2], a->l[2], "TOKEN") ? "rl-tokens" : eq_ci(a->v[2], a->l[2], "LEAKY") ? "rl-leakyb" : "rl-window";
         p->kind = P_SETSTATE_VALID_OR_INVALID;
-        snprintf(p->error, sizeof p->error, "%s",
-                 strcmp(keytype, "none") == 0 || strcmp(keytype, want) == 0 ? "OK" : WRONGTYPE);
+        snprintf(p->error, sizeof p->error, "%s", strcmp(keytype, "none") == 0 || strcmp(keytype, kind) == 0 ? "OK" : WRONGTYPE);
     }
 }
 
@@ -1240,7 +1248,7 @@ static void test_fuzz(void) {
             case P_OK: ok = reply_is_status(x, "OK"); break;
             case P_INT: ok = x->type == REDIS_REPLY_INTEGER && x->integer == clock; break;
             case P_SETSTATE_VALID_OR_INVALID:
-                ok = (x->type == REDIS_REPLY_ERROR && strcmp(x->str, "ERR w0 w1: not a valid state of this kind") == 0) ||
+                ok = (x->type == REDIS_REPLY_ERROR && strcmp(x->str, "ERR state: not a valid state of this kind") == 0) ||
                      ((x->type == REDIS_REPLY_STATUS || x->type == REDIS_REPLY_ERROR) && strcmp(x->str, p.error) == 0);
                 break;
             default:

@@ -209,7 +209,8 @@ static void test_cells(void) {
         {12345, (1LL << 40) - 1, (1LL << 40) - 1, 0},
     };
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
-        rl_cell cell = rl_window_pack(states[i]);
+        rl_cell cell;
+        rl_window_pack(states[i], &cell);
         rl_window_state back = rl_window_unpack(&cell);
         CHECK(back.start_ms == states[i].start_ms && back.curr == states[i].curr &&
               back.prev == states[i].prev && back.fixed == states[i].fixed);
@@ -224,7 +225,7 @@ static void test_cells(void) {
 
     /* A new key has no counts, whatever the cell holds. */
     limiter fresh = new_window(10, 1000);
-    fresh.cell = rl_window_pack((rl_window_state){BASE_MS, 10, 10, 0});
+    rl_window_pack((rl_window_state){BASE_MS, 10, 10, 0}, &fresh.cell);
     CHECK_EQ(probe(&fresh, BASE_US, 0, 0).remaining, 10);
     CHECK_EQ(probe(&fresh, BASE_US, 0, RL_F_FIXED).reset_after_ms, 0);
 

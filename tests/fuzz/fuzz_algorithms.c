@@ -512,7 +512,7 @@ static rl_cell fold_cell(int fam, uint64_t a, uint64_t b, uint64_t c) {
     default: {
         rl_window_state s = {(int64_t)(a % (1ULL << RL_WINDOW_START_BITS)), (int64_t)(b % (RL_MAX_COUNT + 1)),
                              (int64_t)(c % (RL_MAX_COUNT + 1)), (int)(a >> 63)};
-        cell = rl_window_pack(s);
+        rl_window_pack(s, &cell);
         break;
     }
     }
