@@ -2,8 +2,8 @@
  * answers WRONGTYPE to RL.LEAKY, as a list does to SET.
  *
  * A value is the limiter's state: the words of its cell in use (algorithms/rl_common.h), as many as the
- * algorithm's `words` reads from the first one, and nothing else (no length, no header: two words are
- * 16 bytes, the smallest allocator class that holds an exact bucket). Every callback needs that count,
+ * algorithm's `words` reads from the first one, and nothing else (no length, no header), or, for the
+ * commonest small state, no allocation at all (see "values" below). Every callback needs the word count,
  * so each limiter gets its own set, generated below from the list: RDB save/load, AOF rewrite, copy,
  * memory usage and digest, so DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD and DEBUG DIGEST-VALUE work.
  *
@@ -11,6 +11,7 @@
  * states could be longer than two words) is read as two words. RDB load checks the state with the
  * algorithm (a crafted RDB or RESTORE payload must not make a limiter misbehave). AOF rewrite emits the
  * readable RL.SETSTATE key KIND w0 w1 ... (Redis adds the PEXPIREAT). */
+#include <stdint.h>
 #include <string.h>
 
 #include "rl_module.h"
@@ -28,26 +29,80 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key) {
     return RL_CELL_OTHER;
 }
 
-unsigned rl_value_words(const rl_limiter *lim, const uint64_t *value) {
+/* --- values: inline or allocated --------------------------------------------------------------------
+ *
+ * A two-word state whose second word is 0 (a token or leaky bucket whose instant is a whole µs, which it
+ * is whenever the rate's period divides into whole µs per token) lives in the value pointer itself: the
+ * first word shifted left, with the low bit set, which no allocation has (they are at least 8-byte
+ * aligned). Redis never reads a module value but through these callbacks, so it only saves the 16-byte
+ * allocation and its lookup, a tenth of a small key's memory. Any other state is an allocation of its
+ * words. */
+
+#if UINTPTR_MAX == UINT64_MAX
+#define INLINE_LIMIT (1LL << 62) /* the first word, signed, must fit in 63 bits */
+static int value_is_inline(const void *value) { return ((uintptr_t)value & 1) != 0; }
+static uint64_t inline_word(const void *value) { return (uint64_t)((int64_t)(uintptr_t)value >> 1); }
+static int fits_inline(const rl_cell *cell, unsigned n) {
+    int64_t w0 = (int64_t)cell->w[0];
+    return n == 2 && cell->w[1] == 0 && w0 >= -INLINE_LIMIT && w0 < INLINE_LIMIT;
+}
+static void *inline_value(const rl_cell *cell) { return (void *)(uintptr_t)((cell->w[0] << 1) | 1); }
+#else /* no room in a 32-bit pointer */
+static int value_is_inline(const void *value) { (void)value; return 0; }
+static uint64_t inline_word(const void *value) { (void)value; return 0; }
+static int fits_inline(const rl_cell *cell, unsigned n) { (void)cell; (void)n; return 0; }
+static void *inline_value(const rl_cell *cell) { (void)cell; return NULL; }
+#endif
+
+static unsigned heap_words(const rl_limiter *lim, const uint64_t *words) {
     rl_cell head;
-    head.w[0] = value[0]; /* `words` reads the first word alone */
+    head.w[0] = words[0]; /* `words` reads the first word alone */
     return lim->alg->words(&head);
 }
 
-static uint64_t *value_new(const rl_cell *cell, unsigned n) {
+unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell) {
+    if (value_is_inline(value)) {
+        cell->w[0] = inline_word(value);
+        cell->w[1] = 0;
+        return 2;
+    }
+    unsigned n = heap_words(lim, value);
+    memcpy(cell->w, value, n * sizeof cell->w[0]);
+    return n;
+}
+
+int rl_value_holds(const rl_limiter *lim, const void *value, const rl_cell *cell) {
+    unsigned n = lim->alg->words(cell);
+    if (value_is_inline(value)) return n == 2 && cell->w[0] == inline_word(value) && cell->w[1] == 0;
+    return heap_words(lim, value) == n && memcmp(value, cell->w, n * sizeof cell->w[0]) == 0;
+}
+
+/* A new value holding cell's n words. */
+static void *value_new(const rl_cell *cell, unsigned n) {
+    if (fits_inline(cell, n)) return inline_value(cell);
     uint64_t *value = RedisModule_Alloc(n * sizeof *value);
     memcpy(value, cell->w, n * sizeof *value);
     return value;
 }
 
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, uint64_t *stored, const rl_cell *cell) {
+static void value_free(void *value) {
+    if (!value_is_inline(value)) RedisModule_Free(value);
+}
+
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, const rl_cell *cell) {
     unsigned n = lim->alg->words(cell);
-    if (stored && rl_value_words(lim, stored) == n) {
-        memcpy(stored, cell->w, n * sizeof *stored);
+    if (!stored) {
+        RedisModule_ModuleTypeSetValue(key, lim->type, value_new(cell, n));
         return;
     }
-    /* A new key, or a state of another size (a window that changed mode): a new value, the old one freed. */
-    RedisModule_ModuleTypeSetValue(key, lim->type, value_new(cell, n));
+    if (!value_is_inline(stored) && !fits_inline(cell, n) && heap_words(lim, stored) == n) {
+        memcpy(stored, cell->w, n * sizeof cell->w[0]); /* the common case: in place */
+        return;
+    }
+    /* Another encoding or size: swap the value (the key keeps its expiry), then free the old one. */
+    void *old = NULL;
+    RedisModule_ModuleTypeReplaceValue(key, lim->type, value_new(cell, n), &old);
+    value_free(old);
 }
 
 /* --- the callbacks, for one limiter ---------------------------------------------------------------- */
@@ -63,40 +118,39 @@ static void *cell_rdb_load(RedisModuleIO *io, int encver, const rl_limiter *lim)
 }
 
 static void cell_rdb_save(RedisModuleIO *io, void *value, const rl_limiter *lim) {
-    const uint64_t *w = value;
-    unsigned n = rl_value_words(lim, w);
+    rl_cell cell;
+    unsigned n = rl_value_read(lim, value, &cell);
     RedisModule_SaveUnsigned(io, n);
-    for (unsigned i = 0; i < n; i++) RedisModule_SaveUnsigned(io, w[i]);
+    for (unsigned i = 0; i < n; i++) RedisModule_SaveUnsigned(io, cell.w[i]);
 }
 
 static void cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, void *value, const rl_limiter *lim) {
-    const uint64_t *w = value;
-    unsigned n = rl_value_words(lim, w);
+    rl_cell cell;
+    unsigned n = rl_value_read(lim, value, &cell);
     RedisModuleString *words[RL_CELL_MAX_WORDS];
-    for (unsigned i = 0; i < n; i++) words[i] = RedisModule_CreateStringFromLongLong(NULL, (long long)w[i]);
+    for (unsigned i = 0; i < n; i++) words[i] = RedisModule_CreateStringFromLongLong(NULL, (long long)cell.w[i]);
     RedisModule_EmitAOF(aof, "RL.SETSTATE", "scv", keyname, lim->kind, words, (size_t)n);
     for (unsigned i = 0; i < n; i++) RedisModule_FreeString(NULL, words[i]);
 }
 
 static size_t cell_mem_usage(const void *value, const rl_limiter *lim) {
-    return rl_value_words(lim, value) * sizeof(uint64_t);
+    return value_is_inline(value) ? 0 : heap_words(lim, value) * sizeof(uint64_t);
 }
 
 static void cell_digest(RedisModuleDigest *md, void *value, const rl_limiter *lim) {
-    const uint64_t *w = value;
-    unsigned n = rl_value_words(lim, w);
-    for (unsigned i = 0; i < n; i++) RedisModule_DigestAddLongLong(md, (long long)w[i]);
+    rl_cell cell;
+    unsigned n = rl_value_read(lim, value, &cell);
+    for (unsigned i = 0; i < n; i++) RedisModule_DigestAddLongLong(md, (long long)cell.w[i]);
     RedisModule_DigestEndSequence(md);
 }
 
 static void *cell_copy(const void *value, const rl_limiter *lim) {
-    unsigned n = rl_value_words(lim, value);
-    uint64_t *copy = RedisModule_Alloc(n * sizeof *copy);
-    memcpy(copy, value, n * sizeof *copy);
-    return copy;
+    rl_cell cell;
+    unsigned n = rl_value_read(lim, value, &cell);
+    return value_new(&cell, n);
 }
 
-static void cell_free(void *value) { RedisModule_Free(value); }
+static void cell_free(void *value) { value_free(value); }
 
 /* Redis gives the callbacks no private data, so each cell limiter gets wrappers that name it. */
 #define CELL_METHODS_cell(id)                                                                           \

@@ -36,7 +36,7 @@ typedef struct rl_pending {
     int creates; /* committing would create the key */
     union {
         struct {
-            uint64_t *stored; /* the key's value (its words), NULL for a new limiter */
+            void *stored; /* the key's value (cell_type.c), NULL for a new limiter */
             int64_t expire_at_ms;
             rl_cell next; /* the state to store */
         } cell;
@@ -81,16 +81,19 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* store_cell.c, store_log.c */
 extern const rl_steps rl_cell_steps, rl_log_steps;
 
-/* cell_type.c: the module data types of the cell limiters. A value is the words of a state in use. */
+/* cell_type.c: the module data types of the cell limiters. A value holds a state's words (inline in the
+ * pointer for a small one): rl_value_read copies them into cell and returns how many there are;
+ * rl_value_holds says whether a value holds exactly cell's state. */
 int rl_cell_types_register(RedisModuleCtx *ctx);
-unsigned rl_value_words(const rl_limiter *lim, const uint64_t *value);
+unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell);
+int rl_value_holds(const rl_limiter *lim, const void *value, const rl_cell *cell);
 /* The cell limiter whose data type an open key holds: NULL if the key is empty, RL_CELL_OTHER if it holds
  * anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
 /* Store a cell in an open key: into the existing value (stored, NULL if none) when it has the cell's size,
  * else as a new value of the limiter's type. */
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, uint64_t *stored, const rl_cell *cell);
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, const rl_cell *cell);
 
 /* setstate.c: the replicated effect of a cell write, and RL.SETSTATE which applies it. */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,

@@ -21,12 +21,11 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     const rl_limiter *found = rl_cell_limiter_of(p->key);
     if (found != NULL && found != lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
 
-    uint64_t *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
-    unsigned stored_words = stored ? rl_value_words(lim, stored) : 0;
+    void *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
     rl_cell *next = &p->u.cell.next;
     p->u.cell.stored = stored;
     if (stored)
-        memcpy(next->w, stored, stored_words * sizeof *stored);
+        rl_value_read(lim, stored, next);
     else
         next->w[0] = next->w[1] = 0;
     lim->alg->decide(p->req, next, stored != NULL, &p->reply);
@@ -38,8 +37,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     p->creates = stored == NULL;
     /* The idle instant, hence the expiry, is absolute: an unchanged cell has an unchanged expiry. */
     p->u.cell.expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
-    p->changes = !stored || lim->alg->words(next) != stored_words ||
-                 memcmp(stored, next->w, stored_words * sizeof *stored) != 0 ||
+    p->changes = !stored || !rl_value_holds(lim, stored, next) ||
                  RedisModule_GetAbsExpire(p->key) != p->u.cell.expire_at_ms;
     return NULL;
 }

@@ -48,6 +48,10 @@ static void workload(server *s, redisContext *c) {
         "CL.THROTTLE c1 4 1 1", "CL.THROTTLE c1 4 1 1 5", "CL.THROTTLE c1 4 1 1 0", "CL.THROTTLE c1 4 1 1 6",
         "CL.THROTTLE c1 x 1 1", "CL.THROTTLE c1 4 0 1", "CL.THROTTLE c1 -4 1 1", "CL.THROTTLE c1 4 1 1 1 1",
         "CL.THROTTLE str 4 1 1", "SET c2 +1700000000500000000", "CL.THROTTLE c2 4 1 1", "CL.THROTTLE t1 4 1 1",
+        /* a value that moves between inline and allocated (module/cell_type.c), copied each way */
+        "RL.SETSTATE v1 TOKEN 1700000002000000 1 PXAT 4102444800000", "COPY v1 v1heap",
+        "RL.SETSTATE v1 TOKEN 1700000002000000 0 PXAT 4102444800000", "COPY v1 v1inline",
+        "RL.SETSTATE v1 TOKEN 1700000002000000 3 PXAT 4102444800000", "RL.TOKEN v1 10 4 1000",
         "COPY t1 t1copy", "DEBUG RELOAD", "RL.CLOCK ADVANCE 500", "RL.TOKEN t1 10 1 1000",
         /* RL.ALL: admitted; denied (every limit released and prepared again to describe it); DRYRUN; an
          * error in a clause after others were parsed; WRONGTYPE after a limit was prepared; the _RO forms,

@@ -1228,6 +1228,84 @@ static void test_idle_expiry(void) {
     server_stop(s);
 }
 
+/* A small state lives inline in the value pointer, any other in an allocation (module/cell_type.c): a key
+ * moves between the two as its state changes, and every way a value leaves or enters the keyspace (COPY,
+ * DUMP/RESTORE, DEBUG RELOAD, an RDB restart) keeps what it holds, whichever it is. A token bucket's
+ * instant with no fraction of a µs (w1 = 0) is inline; with one (3 tokens per 1000 ms from new keep a
+ * third of a µs) it is allocated; at 10 4 1000, w0 is when the bucket was empty, in µs, and w1 quarters of
+ * a µs after it. Key names have one length, as MEMORY USAGE counts the name. */
+static void test_value_encodings(void) {
+    server *s = start(NULL);
+    redisContext *c = server_connect(s);
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", 1700000000000LL));
+    rl(c, "RL.TOKEN enc:tok1 10 1 1000 COST 3");
+    rl(c, "RL.TOKEN enc:tok2 10 3 1000 COST 3");
+    rl(c, "RL.LEAKY enc:leak 10 5 1000 COST 3");
+    long long in = cmd_int(c, "MEMORY USAGE enc:tok1"), heap = cmd_int(c, "MEMORY USAGE enc:tok2");
+    if (!CHECK(heap > in)) fprintf(stderr, "     MEMORY USAGE inline %lld, allocated %lld\n", in, heap);
+    CHECK_EQ(cmd_int(c, "MEMORY USAGE enc:leak"), in);
+    /* From inline to allocated and back in one key (RL.SETSTATE swaps the value), then the algorithm
+     * reads each as the state it is: a fraction of a µs more to wait makes a whole ms more to reset. */
+    const long long t = 1700000002000000LL;
+    CHECK(cmd_status_is(c, "OK", "RL.SETSTATE enc:tok3 TOKEN %lld 0 PXAT 4102444800000", t));
+    CHECK_EQ(cmd_int(c, "MEMORY USAGE enc:tok3"), in);
+    CHECK_EQ(rl(c, "RL.TOKEN_RO enc:tok3 10 4 1000 COST 0").reset_after_ms, 4500);
+    CHECK(cmd_status_is(c, "OK", "RL.SETSTATE enc:tok3 TOKEN %lld 1 PXAT 4102444800000", t));
+    CHECK_EQ(cmd_int(c, "MEMORY USAGE enc:tok3"), heap);
+    CHECK_EQ(rl(c, "RL.TOKEN_RO enc:tok3 10 4 1000 COST 0").reset_after_ms, 4501);
+    CHECK(cmd_int(c, "PTTL enc:tok3") > 365LL * 24 * 3600 * 1000); /* swapping the value kept the expiry */
+    CHECK(cmd_status_is(c, "OK", "RL.SETSTATE enc:tok3 TOKEN %lld 0 PXAT 4102444800000", t));
+    CHECK_EQ(cmd_int(c, "MEMORY USAGE enc:tok3"), in);
+    CHECK(cmd_status_is(c, "OK", "RL.SETSTATE enc:tok4 TOKEN %lld 2 PXAT 4102444800000", t));
+
+    const char *keys[] = {"enc:tok1", "enc:tok2", "enc:leak", "enc:tok3", "enc:tok4"};
+    const char *calls[] = {"RL.TOKEN %s 10 1 1000 COST 0 DRYRUN", "RL.TOKEN %s 10 3 1000 COST 0 DRYRUN",
+                           "RL.LEAKY %s 10 5 1000 COST 0 DRYRUN", "RL.TOKEN %s 10 4 1000 COST 0 DRYRUN",
+                           "RL.TOKEN %s 10 4 1000 COST 0 DRYRUN"};
+    enum { NKEYS = 5 };
+    rl_result before[NKEYS];
+    char *digest[NKEYS];
+    for (int i = 0; i < NKEYS; i++) {
+        before[i] = rl(c, calls[i], keys[i]);
+        redisReply *d = cmd(c, "DEBUG DIGEST-VALUE %s", keys[i]);
+        digest[i] = strdup(d && d->type == REDIS_REPLY_ARRAY && d->elements == 1 ? d->element[0]->str : "?");
+        freeReplyObject(d);
+        /* COPY, and DUMP + RESTORE under another name: the same state, the same digest. */
+        CHECK_EQ(cmd_int(c, "COPY %s %s:c", keys[i], keys[i]), 1);
+        size_t len;
+        char *dump = dump_key(c, keys[i], &len);
+        /* (with the same expiry: a digest counts it) */
+        long long expire_at = cmd_int(c, "PEXPIRETIME %s", keys[i]);
+        CHECK(dump != NULL && expire_at > 0 &&
+              cmd_status_is(c, "OK", "RESTORE %s:r %lld %b ABSTTL", keys[i], expire_at, dump, len));
+        free(dump);
+    }
+    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
+    CHECK(cmd_status_is(c, "OK", "SAVE"));
+    redisFree(c);
+    server_shutdown(s);
+    server_restart(s);
+    c = server_connect(s);
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", 1700000000000LL));
+    for (int i = 0; i < NKEYS; i++) {
+        const char *suffix[] = {"", ":c", ":r"};
+        for (int j = 0; j < 3; j++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s%s", keys[i], suffix[j]);
+            rl_result now = rl(c, calls[i], key);
+            CHECK(now.ok && now.remaining == before[i].remaining && now.reset_after_ms == before[i].reset_after_ms);
+            redisReply *d = cmd(c, "DEBUG DIGEST-VALUE %s", key);
+            if (!CHECK(d && d->type == REDIS_REPLY_ARRAY && d->elements == 1 && strcmp(d->element[0]->str, digest[i]) == 0))
+                fprintf(stderr, "     %s: digest %s, before %s\n", key, d && d->type == REDIS_REPLY_ARRAY && d->elements == 1 ? d->element[0]->str : "?", digest[i]);
+            freeReplyObject(d);
+        }
+        free(digest[i]);
+    }
+    printf("  value encodings: MEMORY USAGE inline %lld, allocated %lld\n", in, heap);
+    redisFree(c);
+    server_stop(s);
+}
+
 int main(void) {
     test_many_clients_frozen();
     test_many_clients_stepped_clock();
@@ -1237,6 +1315,7 @@ int main(void) {
     test_maxmemory();
     test_clock_backwards();
     test_idle_expiry();
+    test_value_encodings();
     printf("  totals: %lld calls, %lld faults injected, %lld servers started\n", stat_calls, stat_faults, stat_servers);
     return check_summary("integration_reliability");
 }
