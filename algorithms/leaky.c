@@ -88,7 +88,7 @@ static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
         if (reply->allowed) scaled += need;
     }
     reply->granted = reply->allowed && !refund ? cost : 0;
-    reply->remaining = scaled < full ? rl_sat64((full - scaled) / p.period_us) : 0;
+    reply->remaining = scaled < full ? rl_sat64(rl_floor_div(full - scaled, p.period_us)) : 0;
     leaky_store(&p, cell, now, scaled);
 
     /* Denied: room for n units opens when the level is down to C - n. */

@@ -126,12 +126,25 @@ int rl_rate_error(char err[RL_ERR_LEN], const char *tokens_name, const char *ms_
 
 /* --- exact integer helpers ------------------------------------------------------------------------ */
 
+/* 1 when both fit in 64 bits: a 128-bit division is a library call ten times the cost of a 64-bit one,
+ * and with the usual parameters (rates far below the bounds) the operands of nearly every division fit.
+ * The result is the same either way; only the instruction differs. */
+static inline int rl_fits64(rl_i128 a, rl_i128 b) { return a == (int64_t)a && b == (int64_t)b; }
+
 /* Floor and ceiling of a / b for b > 0, any sign of a. */
 static inline rl_i128 rl_floor_div(rl_i128 a, rl_i128 b) {
+    if (rl_fits64(a, b)) {
+        int64_t x = (int64_t)a, y = (int64_t)b, q = x / y; /* y > 0: no INT64_MIN / -1 */
+        return (x % y != 0 && x < 0) ? q - 1 : q;
+    }
     rl_i128 q = a / b;
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 static inline rl_i128 rl_ceil_div(rl_i128 a, rl_i128 b) {
+    if (rl_fits64(a, b)) {
+        int64_t x = (int64_t)a, y = (int64_t)b, q = x / y;
+        return (x % y != 0 && x > 0) ? q + 1 : q;
+    }
     rl_i128 q = a / b;
     return (a % b != 0 && a > 0) ? q + 1 : q;
 }

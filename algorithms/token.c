@@ -70,7 +70,7 @@ static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now
     int64_t cost = req->cost;
     /* ATMOST takes up to the whole tokens present (scaled <= full, so at most C). */
     if (!refund && (req->flags & RL_F_ATMOST))
-        cost = rl_atmost_cost(cost, scaled > 0 ? (int64_t)(scaled / p->period_us) : 0);
+        cost = rl_atmost_cost(cost, scaled > 0 ? (int64_t)rl_floor_div(scaled, p->period_us) : 0);
     rl_i128 need = (rl_i128)cost * p->period_us; /* <= 10^12 * 10^15 (a little more for crafted costs) */
     if (refund) {
         reply->allowed = 1;
@@ -81,7 +81,7 @@ static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now
         if (reply->allowed) scaled -= need;
     }
     reply->granted = reply->allowed && !refund ? cost : 0;
-    reply->remaining = scaled > 0 ? (int64_t)(scaled / p->period_us) : 0;
+    reply->remaining = scaled > 0 ? (int64_t)rl_floor_div(scaled, p->period_us) : 0;
     continuous_store(p, cell, now_us, scaled);
 
     /* scaled grows by R per µs: it reaches x at now + ceil((x - scaled) / R). */

@@ -65,8 +65,14 @@ typedef struct request_stream {
     int64_t *now_us; /* its time */
 } request_stream;
 
+/* A cell as a key's value keeps it: its words only (every case here has two-word states), copied to and
+ * from a whole rl_cell around each decision as the module's cell storage does. */
+typedef struct stored_cell {
+    uint64_t w[2];
+} stored_cell;
+
 typedef struct bench_state {
-    rl_cell *cells;
+    stored_cell *cells;
     uint8_t *exists;
     rl_slog_entry *logs; /* sliding log: (limit + 1) entries per cell, newest first */
     size_t ncells;
@@ -95,7 +101,12 @@ __attribute__((noinline, noclone)) void run_loop(const bench_case *bc, bench_sta
         for (long i = 0; i < n; i++) {
             uint32_t c = rs->cell[i];
             req.now_us = rs->now_us[i];
-            alg->decide(&req, &st->cells[c], st->exists[c], &reply);
+            rl_cell cell;
+            cell.w[0] = st->cells[c].w[0];
+            cell.w[1] = st->cells[c].w[1];
+            alg->decide(&req, &cell, st->exists[c], &reply);
+            st->cells[c].w[0] = cell.w[0];
+            st->cells[c].w[1] = cell.w[1];
             st->exists[c] = reply.reset_after_ms > 0;
             sink += (uint64_t)reply.allowed;
         }

@@ -344,6 +344,26 @@ static void test_cell_valid(void) {
     CHECK(!rl_token_algorithm.cell_valid(&too_many));
 }
 
+/* rl_floor_div and rl_ceil_div divide in 64 bits when both operands fit (rl_common.h): the same results
+ * as a 128-bit division, around every edge of 64 bits and of the sign. */
+static rl_i128 ref_floor(rl_i128 a, rl_i128 b) {
+    rl_i128 q = a / b;
+    return (q * b != a && a < 0) ? q - 1 : q;
+}
+static rl_i128 ref_ceil(rl_i128 a, rl_i128 b) { return -ref_floor(-a, b); }
+
+static void test_division_paths(void) {
+    const rl_i128 big = (rl_i128)1 << 64;
+    const rl_i128 as[] = {0, 1, -1, 7, -7, 999999, -999999, INT64_MAX, INT64_MIN, (rl_i128)INT64_MAX + 1,
+                          (rl_i128)INT64_MIN - 1, big * 3 + 5, -big * 3 - 5, (rl_i128)INT64_MAX - 1, (rl_i128)INT64_MIN + 1};
+    const rl_i128 bs[] = {1, 2, 3, 7, 1000, 1000000, INT64_MAX, (rl_i128)INT64_MAX + 1, big + 1};
+    for (size_t i = 0; i < sizeof as / sizeof as[0]; i++)
+        for (size_t j = 0; j < sizeof bs / sizeof bs[0]; j++) {
+            CHECK(rl_floor_div(as[i], bs[j]) == ref_floor(as[i], bs[j]));
+            CHECK(rl_ceil_div(as[i], bs[j]) == ref_ceil(as[i], bs[j]));
+        }
+}
+
 int main(void) {
     test_tables();
     test_refund_atmost_tables();
@@ -354,5 +374,6 @@ int main(void) {
     test_parameter_change();
     test_clock_backwards();
     test_cell_valid();
+    test_division_paths();
     return check_summary("unit_token");
 }
