@@ -66,15 +66,20 @@ unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell) 
         cell->w[1] = 0;
         return 2;
     }
-    unsigned n = heap_words(lim, value);
-    memcpy(cell->w, value, n * sizeof cell->w[0]);
+    const uint64_t *words = value;
+    unsigned n = heap_words(lim, words);
+    if (n == 2) { /* the usual size, without a call to memcpy */
+        cell->w[0] = words[0];
+        cell->w[1] = words[1];
+    } else {
+        memcpy(cell->w, words, n * sizeof cell->w[0]);
+    }
     return n;
 }
 
-int rl_value_holds(const rl_limiter *lim, const void *value, const rl_cell *cell) {
-    unsigned n = lim->alg->words(cell);
+int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell, unsigned n) {
     if (value_is_inline(value)) return n == 2 && cell->w[0] == inline_word(value) && cell->w[1] == 0;
-    return heap_words(lim, value) == n && memcmp(value, cell->w, n * sizeof cell->w[0]) == 0;
+    return stored_words == n && memcmp(value, cell->w, n * sizeof cell->w[0]) == 0;
 }
 
 /* A new value holding cell's n words. */
@@ -89,17 +94,17 @@ static void value_free(void *value) {
     if (!value_is_inline(value)) RedisModule_Free(value);
 }
 
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, const rl_cell *cell) {
-    unsigned n = lim->alg->words(cell);
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
+                 unsigned n) {
     if (!stored) {
         RedisModule_ModuleTypeSetValue(key, lim->type, value_new(cell, n));
         return;
     }
-    if (!value_is_inline(stored) && !fits_inline(cell, n) && heap_words(lim, stored) == n) {
-        memcpy(stored, cell->w, n * sizeof cell->w[0]); /* the common case: in place */
+    if (!value_is_inline(stored) && stored_words == n && !fits_inline(cell, n)) {
+        memcpy(stored, cell->w, n * sizeof cell->w[0]); /* in place */
         return;
     }
-    /* Another encoding or size: swap the value (the key keeps its expiry), then free the old one. */
+    /* Inline, or another encoding or size: swap the value (the key keeps its expiry), free the old one. */
     void *old = NULL;
     RedisModule_ModuleTypeReplaceValue(key, lim->type, value_new(cell, n), &old);
     value_free(old);

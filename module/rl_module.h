@@ -37,6 +37,7 @@ typedef struct rl_pending {
     union {
         struct {
             void *stored; /* the key's value (cell_type.c), NULL for a new limiter */
+            unsigned stored_words, words; /* the words of the stored state, and of the next */
             int64_t expire_at_ms;
             rl_cell next; /* the state to store */
         } cell;
@@ -83,21 +84,22 @@ extern const rl_steps rl_cell_steps, rl_log_steps;
 
 /* cell_type.c: the module data types of the cell limiters. A value holds a state's words (inline in the
  * pointer for a small one): rl_value_read copies them into cell and returns how many there are;
- * rl_value_holds says whether a value holds exactly cell's state. */
+ * rl_value_holds says whether a value of stored_words words holds exactly cell's n. */
 int rl_cell_types_register(RedisModuleCtx *ctx);
 unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell);
-int rl_value_holds(const rl_limiter *lim, const void *value, const rl_cell *cell);
+int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell, unsigned n);
 /* The cell limiter whose data type an open key holds: NULL if the key is empty, RL_CELL_OTHER if it holds
  * anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
-/* Store a cell in an open key: into the existing value (stored, NULL if none) when it has the cell's size,
- * else as a new value of the limiter's type. */
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, const rl_cell *cell);
+/* Store cell's n words in an open key: into the existing value (stored, of stored_words words; NULL if
+ * none) when it has room, else as a new value of the limiter's type. */
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
+                 unsigned n);
 
 /* setstate.c: the replicated effect of a cell write, and RL.SETSTATE which applies it. */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
-                       int64_t expire_at_ms);
+                       unsigned n, int64_t expire_at_ms);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its

@@ -30,9 +30,8 @@ static uint64_t get_le64(const unsigned char *p) {
 }
 
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
-                       int64_t expire_at_ms) {
+                       unsigned n, int64_t expire_at_ms) {
     unsigned char blob[STATE_BLOB_MAX];
-    unsigned n = lim->alg->words(cell);
     blob[0] = lim->tag;
     for (unsigned i = 0; i < n; i++) put_le64(blob + 1 + 8 * i, cell->w[i]);
     put_le64(blob + 1 + 8 * n, (uint64_t)expire_at_ms);
@@ -158,7 +157,9 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     }
-    rl_cell_put(key, st.lim, current ? RedisModule_ModuleTypeGetValue(key) : NULL, &st.cell);
+    void *stored = current ? RedisModule_ModuleTypeGetValue(key) : NULL;
+    rl_cell old;
+    rl_cell_put(key, st.lim, stored, stored ? rl_value_read(st.lim, stored, &old) : 0, &st.cell, st.nwords);
     if (st.expire_at_ms > 0)
         RedisModule_SetAbsExpire(key, st.expire_at_ms);
     else

@@ -24,11 +24,13 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     void *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
     rl_cell *next = &p->u.cell.next;
     p->u.cell.stored = stored;
+    p->u.cell.stored_words = 0;
     if (stored)
-        rl_value_read(lim, stored, next);
+        p->u.cell.stored_words = rl_value_read(lim, stored, next);
     else
         next->w[0] = next->w[1] = 0;
     lim->alg->decide(p->req, next, stored != NULL, &p->reply);
+    p->u.cell.words = lim->alg->words(next);
 
     if (p->reply.reset_after_ms == 0) {
         p->changes = stored != NULL; /* idle: the key goes */
@@ -37,7 +39,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     p->creates = stored == NULL;
     /* The idle instant, hence the expiry, is absolute: an unchanged cell has an unchanged expiry. */
     p->u.cell.expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
-    p->changes = !stored || !rl_value_holds(lim, stored, next) ||
+    p->changes = !stored || !rl_value_holds(stored, p->u.cell.stored_words, next, p->u.cell.words) ||
                  RedisModule_GetAbsExpire(p->key) != p->u.cell.expire_at_ms;
     return NULL;
 }
@@ -48,9 +50,9 @@ static void cell_commit(RedisModuleCtx *ctx, rl_pending *p) {
         RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
         return;
     }
-    rl_cell_put(p->key, p->lim, p->u.cell.stored, &p->u.cell.next);
+    rl_cell_put(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words);
     RedisModule_SetAbsExpire(p->key, p->u.cell.expire_at_ms);
-    rl_replicate_cell(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.expire_at_ms);
+    rl_replicate_cell(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.words, p->u.cell.expire_at_ms);
 }
 
 static void cell_release(RedisModuleCtx *ctx, rl_pending *p) {
