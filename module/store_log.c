@@ -529,12 +529,34 @@ static int visit_take(void *arg, RedisModuleString *name, double score, int *tak
 
 /* A free name "<t>-<seq>:<weight>:<x>:<floor>" (seq counts up from `seq` past names the set holds, at any
  * score: a user's ZADD may have taken one). */
+/* Append v in decimal at p; returns the end. (printf's machinery was a sixth of a call's instructions.) */
+static char *put_decimal(char *p, int64_t v) {
+    char digits[20];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (v < 0) *p++ = '-';
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (n) *p++ = digits[--n];
+    return p;
+}
+
 static RedisModuleString *own_name(RedisModuleCtx *ctx, RedisModuleKey *key, int64_t t, int64_t seq, int64_t weight,
                                    int64_t x, int64_t floor) {
     for (;; seq++) {
-        RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%lld-%lld:%lld:%lld:%lld", (long long)t,
-                                                              (long long)seq, (long long)weight, (long long)x,
-                                                              (long long)floor);
+        char name[5 * 21], *end = name; /* five numbers of at most 20 characters, four separators */
+        end = put_decimal(end, t);
+        *end++ = '-';
+        end = put_decimal(end, seq);
+        *end++ = ':';
+        end = put_decimal(end, weight);
+        *end++ = ':';
+        end = put_decimal(end, x);
+        *end++ = ':';
+        end = put_decimal(end, floor);
+        RedisModuleString *m = RedisModule_CreateString(ctx, name, (size_t)(end - name));
         double taken;
         if (RedisModule_ZsetScore(key, m, &taken) != REDISMODULE_OK) return m;
         RedisModule_FreeString(ctx, m);
