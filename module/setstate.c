@@ -27,6 +27,7 @@ static uint64_t get_le64(const unsigned char *p) {
 
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
                        int64_t expire_at_ms) {
+    if (!rl_effects_on(ctx)) return;
     unsigned char blob[STATE_BLOB_LEN];
     blob[0] = lim->tag;
     put_le64(blob + 1, cell->w[0]);
