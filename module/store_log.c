@@ -568,8 +568,8 @@ static void edit_add(log_edit *ed, RedisModuleString *m, int64_t us, int owned) 
     ed->add_owned[ed->nadd++] = owned;
 }
 
-/* Removals first (the names the adds picked differ from every name removed), then the adds. */
-/* The replicated commands are built only when something receives them (effects.c). */
+/* Removals first (the names the adds picked differ from every name removed), then the adds. The replicated
+ * commands are built only when something can receive them (effects.c). */
 static void edit_apply(RedisModuleCtx *ctx, rl_pending *p, log_edit *ed) {
     const int effects = rl_effects_on(ctx);
     if (ed->lowest && ed->lowest->n > 0) {
