@@ -29,6 +29,7 @@
 #include "../algorithms/gcra_ns.h"
 #include "clock.h"
 #include "parse.h"
+#include "rl_module.h"
 
 #define CL_NAME "cl.throttle"
 
@@ -93,7 +94,7 @@ static void write_tat(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStrin
     rl_i128 reset_us = rl_ceil_div((rl_i128)tat_ns, 1000) - now_us;
     int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, (int64_t)reset_us);
     RedisModule_SetAbsExpire(key, expire_at_ms);
-    RedisModule_Replicate(ctx, "SET", "sbcl", keyname, digits, len, "PXAT", (long long)expire_at_ms);
+    if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "SET", "sbcl", keyname, digits, len, "PXAT", (long long)expire_at_ms);
     RedisModule_SignalModifiedKey(ctx, keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, CL_NAME, keyname);
 }

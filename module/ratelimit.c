@@ -2,6 +2,7 @@
  *
  * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), the RL.* commands
  * (command.c), CL.THROTTLE (cl_throttle.c) unless loaded with the argument `no-cl-throttle`,
+ * its INFO section (stats.c), the server events that say whether effects must be replicated (effects.c),
  * and, when loaded with the argument `test-clock`, RL.CLOCK (clock.c). Only RedisModule_OnLoad is
  * exported from the shared object; everything else is hidden. */
 #include <string.h>
@@ -41,6 +42,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_effects_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_cl_throttle_register(ctx, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     return REDISMODULE_OK;

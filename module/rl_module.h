@@ -102,6 +102,14 @@ void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl
                        unsigned n, int64_t expire_at_ms);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
+/* effects.c: 1 when something may receive replicated effects (AOF, a replication backlog, a replica): the
+ * caller then builds and replicates its effect. 0 when nothing can: the caller skips it (this has counted the
+ * change for save points). rl_effects_state: 1 (replicated, for good), 0 (skipped), -1 (asked at the next
+ * write). rl_effects_register subscribes to the server events that may bring a consumer (OnLoad). */
+int rl_effects_on(RedisModuleCtx *ctx);
+int rl_effects_state(void);
+int rl_effects_register(RedisModuleCtx *ctx);
+
 /* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its
  * read-only form next, RL.ALL last. */
 typedef struct rl_counters {

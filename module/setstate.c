@@ -31,6 +31,7 @@ static uint64_t get_le64(const unsigned char *p) {
 
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
                        unsigned n, int64_t expire_at_ms) {
+    if (!rl_effects_on(ctx)) return;
     unsigned char blob[STATE_BLOB_MAX];
     blob[0] = lim->tag;
     for (unsigned i = 0; i < n; i++) put_le64(blob + 1 + 8 * i, cell->w[i]);

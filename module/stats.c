@@ -32,6 +32,7 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
     (void)for_crash_report;
     if (RedisModule_InfoAddSection(ctx, "") == REDISMODULE_ERR) return;
     RedisModule_InfoAddFieldLongLong(ctx, "clients_waiting", rl_clients_waiting);
+    RedisModule_InfoAddFieldLongLong(ctx, "effects_replicated", rl_effects_state()); /* effects.c */
     for (int i = 0; i < RL_NSTATS; i++) {
         char command[32];
         stat_name(i, command, sizeof command);

@@ -47,7 +47,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
 static void cell_commit(RedisModuleCtx *ctx, rl_pending *p) {
     if (p->reply.reset_after_ms == 0) {
         RedisModule_DeleteKey(p->key);
-        RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
+        if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
         return;
     }
     rl_cell_put(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words);

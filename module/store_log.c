@@ -56,7 +56,8 @@
  * key and replicates (and AOF-logs) the same effect as ordinary sorted-set commands, which Redis wraps in
  * MULTI/EXEC: ZREMRANGEBYRANK (the exact lowest ranks dropped), ZREM (members a refund removes, members
  * rewritten or merged), ZADD (the exact members added or rewritten, and members moved from the future to
- * now), PEXPIREAT. A replica's set is then member-for-member the primary's, whatever its clock.
+ * now), PEXPIREAT. A replica's set is then member-for-member the primary's, whatever its clock. When
+ * nothing can receive them (no AOF, backlog or replica: effects.c), they are not built at all.
  *
  * Scores are doubles: exact to the µs up to 2^53 µs (the year 2255). A score above now counts as now
  * (slidinglog.c), and commit moves such members to now: a module member is merged into the one at now,
@@ -589,29 +590,32 @@ static void edit_add(log_edit *ed, RedisModuleString *m, int64_t us, int owned) 
     ed->add_owned[ed->nadd++] = owned;
 }
 
-/* Removals first (the names the adds picked differ from every name removed), then the adds. */
+/* Removals first (the names the adds picked differ from every name removed), then the adds. The replicated
+ * commands are built only when something can receive them (effects.c). */
 static void edit_apply(RedisModuleCtx *ctx, rl_pending *p, log_edit *ed) {
+    const int effects = rl_effects_on(ctx);
     if (ed->lowest && ed->lowest->n > 0) {
         for (size_t i = 0; i < ed->lowest->n; i++) RedisModule_ZsetRem(p->key, ed->lowest->e[i].name, NULL);
-        RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", p->keyname, 0LL, (long long)ed->lowest->n - 1);
+        if (effects) RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", p->keyname, 0LL, (long long)ed->lowest->n - 1);
     }
     if (ed->nrem > 0) {
         for (size_t i = 0; i < ed->nrem; i++) RedisModule_ZsetRem(p->key, ed->rem[i], NULL);
-        RedisModule_Replicate(ctx, "ZREM", "sv", p->keyname, ed->rem, ed->nrem);
+        if (effects) RedisModule_Replicate(ctx, "ZREM", "sv", p->keyname, ed->rem, ed->nrem);
     }
     if (ed->nadd > 0) {
-        RedisModuleString **args = RedisModule_Alloc(2 * ed->nadd * sizeof *args);
-        for (size_t i = 0; i < ed->nadd; i++) {
-            RedisModule_ZsetAdd(p->key, (double)ed->add_us[i], ed->add[i], NULL);
-            args[2 * i] = RedisModule_CreateStringFromLongLong(ctx, ed->add_us[i]);
-            args[2 * i + 1] = ed->add[i];
+        for (size_t i = 0; i < ed->nadd; i++) RedisModule_ZsetAdd(p->key, (double)ed->add_us[i], ed->add[i], NULL);
+        if (effects) {
+            RedisModuleString **args = RedisModule_Alloc(2 * ed->nadd * sizeof *args);
+            for (size_t i = 0; i < ed->nadd; i++) {
+                args[2 * i] = RedisModule_CreateStringFromLongLong(ctx, ed->add_us[i]);
+                args[2 * i + 1] = ed->add[i];
+            }
+            RedisModule_Replicate(ctx, "ZADD", "sv", p->keyname, args, 2 * ed->nadd);
+            for (size_t i = 0; i < ed->nadd; i++) RedisModule_FreeString(ctx, args[2 * i]);
+            RedisModule_Free(args);
         }
-        RedisModule_Replicate(ctx, "ZADD", "sv", p->keyname, args, 2 * ed->nadd);
-        for (size_t i = 0; i < ed->nadd; i++) {
-            RedisModule_FreeString(ctx, args[2 * i]);
+        for (size_t i = 0; i < ed->nadd; i++)
             if (ed->add_owned[i]) RedisModule_FreeString(ctx, ed->add[i]);
-        }
-        RedisModule_Free(args);
     }
     RedisModule_Free(ed->rem);
     RedisModule_Free(ed->add);
@@ -708,7 +712,7 @@ static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
         write_kept(ctx, p, &w);
     if (p->reply.reset_after_ms > 0) {
         RedisModule_SetAbsExpire(p->key, log->expire_at_ms);
-        RedisModule_Replicate(ctx, "PEXPIREAT", "sl", p->keyname, (long long)log->expire_at_ms);
+        if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "PEXPIREAT", "sl", p->keyname, (long long)log->expire_at_ms);
     } else if (RedisModule_KeyType(p->key) == REDISMODULE_KEYTYPE_ZSET && RedisModule_ValueLength(p->key) == 0) {
         RedisModule_DeleteKey(p->key); /* an empty log is no key, as Redis does for an emptied sorted set */
     }

@@ -8,7 +8,9 @@
 # itself, its key lookups, replication and reply, but not the networking). Each command runs BENCH_N times
 # (default 20000) on BENCH_KEYS random keys with the parameters of scripts/bench.sh (100 per day) after a
 # warm-up that makes every key; the instructions of the measured calls divided by their number is printed
-# per command and module, with each module's ratio to the first. Needs valgrind (callgrind_annotate).
+# per command and module, with each module's ratio to the first. The floor module (build/floor.so, or
+# FLOOR_MODULE; see scripts/floor-module.c) is loaded beside each module when it exists, and FLOOR.CALL is
+# measured too: the least a module command costs. Needs valgrind (callgrind_annotate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- build/ratelimit.so
@@ -19,6 +21,12 @@ REDIS_SERVER=${REDIS_SERVER:-redis-server}
 commands=("RL.TOKEN it:__rand_int__ 100 100 86400000" "RL.LEAKY il:__rand_int__ 100 100 86400000"
           "RL.WINDOW iw:__rand_int__ 100 86400000" "RL.SLIDINGLOG is:__rand_int__ 100 86400000"
           "INCR ii:__rand_int__")
+FLOOR_MODULE=${FLOOR_MODULE:-build/floor.so}
+floor_args=()
+if [ -f "$FLOOR_MODULE" ]; then
+    floor_args=(--loadmodule "$(realpath "$FLOOR_MODULE")")
+    commands+=("FLOOR.CALL if:__rand_int__ 100 100 86400000")
+fi
 # BENCH_ONLY="RL.TOKEN INCR": only these commands.
 if [ -n "${BENCH_ONLY:-}" ]; then
     only=()
@@ -46,7 +54,7 @@ measure_module() { # module -> lines "command instructions_per_call"
     port=$((30000 + RANDOM % 10000))
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=call --callgrind-out-file="$work/callgrind.out.%p" \
         "$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$work" --save "" --appendonly no \
-        --loadmodule "$module" >"$work/server.log" 2>&1 &
+        --loadmodule "$module" "${floor_args[@]}" >"$work/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do "$REDIS_CLI" -p "$port" PING >/dev/null 2>&1 && break; sleep 0.2; done
     for c in "${commands[@]}"; do

@@ -84,7 +84,7 @@ measure() {
 {
     printf 'kind\tlabel\tkeys\tentries\tbytes_per_key\tstatus\n'
     k="mem:__rand_int__"
-    measure incr_ttl "INCR counter + PEXPIRE (floor)" "$keys" 1 cmd INCR $k \; PEXPIRE $k $day
+    measure incr_ttl "INCR counter + PEXPIRE" "$keys" 1 cmd INCR $k \; PEXPIRE $k $day
     measure rl_token "RL.TOKEN" "$keys" 1 cmd RL.TOKEN $k 100 100 $day
     measure rl_token_interval "RL.TOKEN INTERVAL" "$keys" 1 cmd RL.TOKEN $k 100 100 $day INTERVAL
     measure rl_leaky "RL.LEAKY" "$keys" 1 cmd RL.LEAKY $k 100 100 $day

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite (docs/benchmarks.md), its runner: throughput and latency of every RL.* command beside
-# INCR and beside the same limiter written the way users write it today (scripts/baselines/*.lua,
+# INCR, beside the floor of the module API (FLOOR.CALL of scripts/floor-module.c, build/floor.so, loaded in
+# the same server) and beside the same limiter written the way users write it today (scripts/baselines/*.lua,
 # ClassDojo's MULTI), in-server time per call (INFO commandstats), memory per key
 # (scripts/bench-memory.sh) and the algorithms alone (scripts/bench-micro.c: ns and instructions per
 # decision). It measures whatever the module (build/ratelimit.so, or RL_MODULE) is and writes the raw
@@ -14,7 +15,7 @@
 #                               produced and that every baseline decides correctly; asserts nothing about
 #                               speed. Prints "bench-smoke: N passed, N failed".
 #
-# One redis-server with the module is started on loopback by scripts/lib/server.sh (free port, temp dir,
+# One redis-server with the module and the floor module is started on loopback by scripts/lib/server.sh (free port, temp dir,
 # --save "" --appendonly no) and stopped with SHUTDOWN NOSAVE. Throughput: redis-benchmark (random keys
 # over BENCH_KEYS keys, BENCH_CLIENTS connections, without and with pipelining), and bench-multi
 # (scripts/bench-multi.c) for what redis-benchmark cannot send (ClassDojo's MULTI/EXEC) plus
@@ -31,7 +32,8 @@
 # with, BENCH_REPS=3, BENCH_KEYS=100000, BENCH_CLIENTS=50, BENCH_PIPELINE=16, BENCH_WARMUP=200000,
 # BENCH_MICRO_N=10000000 decisions per micro case (BENCH_CALLGRIND_N=100000 under callgrind), the memory
 # counts of scripts/bench-memory.sh (BENCH_MEM_KEYS...), BENCH_OUT=build/bench, CC. The binaries:
-# REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK (default from PATH); the module: RL_MODULE.
+# REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK (default from PATH); the module: RL_MODULE; the floor module:
+# FLOOR_MODULE (default build/floor.so, built here from scripts/floor-module.c when missing or older).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/server.sh
@@ -85,6 +87,11 @@ build_tools() {
     mkdir -p "$TOOLS"
     if [ ! -x "$TOOLS/bench-multi" ] || [ scripts/bench-multi.c -nt "$TOOLS/bench-multi" ]; then
         ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-multi" scripts/bench-multi.c -lhiredis -lpthread
+    fi
+    # The floor module needs the module API header that make puts in build/include.
+    if [ ! -f "$FLOOR_MODULE" ] || [ scripts/floor-module.c -nt "$FLOOR_MODULE" ]; then
+        [ -f build/include/redismodule.h ] || fail_hard "build/include/redismodule.h is missing: run make first"
+        ${CC:-cc} "${cflags[@]}" -fPIC -fvisibility=hidden -Ibuild/include -shared -o "$FLOOR_MODULE" scripts/floor-module.c
     fi
     # The micro-benchmark links whatever algorithms/ is now: always rebuilt.
     ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-micro" scripts/bench-micro.c algorithms/*.c
@@ -227,14 +234,17 @@ run_checks() {
 # --- throughput ----------------------------------------------------------------------------------------
 # id|label|tool|stats|group|role|arguments.  tool: rb (redis-benchmark) or bm (bench-multi). stats: the
 # commandstats whose time makes one request (the first one's calls count them). group: the RL command a
-# baseline stands beside. role: floor (INCR), rl, base. CL.THROTTLE (redis-cell's command: GCRA, limit
+# baseline stands beside. role: incr (INCR), floor (FLOOR.CALL, the floor module), rl, base; one INCR and
+# one floor per tool, the ratios' denominators. The floor gets RL.TOKEN's arguments (which it ignores), so
+# that the server reads requests of the same size. CL.THROTTLE (redis-cell's command: GCRA, limit
 # max_burst + 1) runs the quota of RL.LEAKY NODELAY, 100 per day; it has no baseline of its own, the
 # report sets it beside RL.LEAKY NODELAY. Defined once the baseline scripts are loaded
 # (their SHAs are in the arguments); written to figures.tsv for the report.
 define_figures() {
     local R=__rand_int__
     FIGURES=(
-        "incr|INCR|rb|incr|INCR|floor|INCR b:incr:$R"
+        "incr|INCR|rb|incr|INCR|incr|INCR b:incr:$R"
+        "floor|FLOOR.CALL (floor module)|rb|floor.call|FLOOR|floor|FLOOR.CALL b:floor:$R 100 100 $PERIOD"
         "token|RL.TOKEN|rb|rl.token|TOKEN|rl|RL.TOKEN b:tokc:$R 100 100 $PERIOD"
         "token_interval|RL.TOKEN INTERVAL|rb|rl.token|TOKEN INTERVAL|rl|RL.TOKEN b:toki:$R 100 100 $PERIOD INTERVAL"
         "leaky|RL.LEAKY|rb|rl.leaky|LEAKY|rl|RL.LEAKY b:leak:$R 100 100 $PERIOD"
@@ -248,7 +258,8 @@ define_figures() {
         "lua_gcra_nodelay|Lua GCRA|rb|evalsha|LEAKY NODELAY|base|EVALSHA $SHA_GCRA 1 b:lgcrn:$R 100 100 $PERIOD 1 NODELAY"
         "lua_fixed|Lua fixed window (INCR+PEXPIREAT)|rb|evalsha|WINDOW FIXED|base|EVALSHA $SHA_FIXED 1 b:lfix:$R 100 $PERIOD"
         "lua_sliding|Lua sliding-window counter|rb|evalsha|WINDOW SLIDING|base|EVALSHA $SHA_SLIDING 1 b:lsli:$R 100 $PERIOD"
-        "incr_bm|INCR (bench-multi)|bm|incr|INCR (bench-multi)|floor|cmd INCR b:incm:$R"
+        "incr_bm|INCR (bench-multi)|bm|incr|INCR (bench-multi)|incr|cmd INCR b:incm:$R"
+        "floor_bm|FLOOR.CALL (bench-multi)|bm|floor.call|FLOOR (bench-multi)|floor|cmd FLOOR.CALL b:flm:$R 100 $PERIOD"
         "slidinglog|RL.SLIDINGLOG|bm|rl.slidinglog|SLIDINGLOG|rl|cmd RL.SLIDINGLOG b:slog:$R 100 $PERIOD"
         "classdojo|ClassDojo MULTI/EXEC|bm|exec,multi|SLIDINGLOG|base|classdojo b:dojo: 100 $PERIOD"
     )
@@ -420,6 +431,7 @@ smoke_verdict() {
 
 # --- the run -----------------------------------------------------------------------------------------
 MODULE=$(server_module) || fail_hard "no module to measure"
+FLOOR_MODULE=${FLOOR_MODULE:-build/floor.so}
 command -v "$REDIS_BENCHMARK" >/dev/null || fail_hard "$REDIS_BENCHMARK is missing (Debian package redis-tools)"
 build_tools
 BM=$TOOLS/bench-multi
@@ -438,8 +450,7 @@ work=$(mktemp -d) # callgrind's output
 cleanup() { server_stop; rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM # so that the EXIT trap stops the server
-# shellcheck disable=SC2119 # no extra server arguments
-server_start || fail_hard "could not start $REDIS_SERVER"
+server_start --loadmodule "$(realpath "$FLOOR_MODULE")" || fail_hard "could not start $REDIS_SERVER"
 log "redis-server $("$REDIS_SERVER" --version | sed 's/.*v=\([^ ]*\).*/\1/') on 127.0.0.1:$SERVER_PORT (pid $SERVER_PID)"
 
 load_script() { server_cli SCRIPT LOAD "$(cat "scripts/baselines/$1.lua")"; }
