@@ -83,6 +83,9 @@ typedef struct rl_request {
     int64_t mingap_ms;  /* RL.SLIDINGLOG MINGAP, 0 when absent */
     uint32_t flags;
     int64_t now_us;
+    /* Decimal numbers (RL.SMOOTH: permits_per_second, COLDFACTOR), as the parser's decimal kind fills them
+     * (a positional decimal i goes to fparams[i]); 0 when absent. */
+    double fparams[2];
 } rl_request;
 
 /* The stored state of one limiter: up to RL_CELL_MAX_WORDS 64-bit words, whatever the algorithm packs into
