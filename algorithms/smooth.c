@@ -23,7 +23,7 @@
  *     serve a change of mode, period or cold factor.
  *   - A denied request changes nothing, not even the parameters: its reply describes the key as it is.
  *
- * Bounds (validate, the parser's ranges, cell_valid): rate in [1e-6, 1e9] permits/s, periods up to
+ * Bounds (validate, the parser's ranges, cell_valid): rate in [0.000001, 10^9] permits/s, periods up to
  * RL_MAX_PERIOD_MS, cold factor in [1, 1000], and COST permits at the (cold) interval at most
  * RL_SMOOTH_MAX_CHARGE_MS. So nextFreeTicket stays within now + 2 * 10^15 µs, the time to rest from empty
  * is the burst or warm-up period (<= 10^15 µs), maxPermits <= 1.5 * 10^18, and every (long) below is of a
@@ -40,6 +40,7 @@
 #endif
 
 #define MAX_CHARGE_US (RL_SMOOTH_MAX_CHARGE_MS * 1000LL)
+#define RL_DECIMAL_ONE 1000000LL /* 1 in millionths */
 /* Any nextFreeTicket a valid run can write is below now + 2 * MAX_CHARGE_US. */
 #define SMOOTH_TIME_LIMIT (RL_MAX_TIME_US + 4 * MAX_CHARGE_US)
 
@@ -86,11 +87,14 @@ static uint64_t double_bits(double d) {
 /* --- parameters and the shape Guava derives from them ----------------------------------------------- */
 
 typedef struct smooth_params {
-    uint64_t mode;       /* RL_SMOOTH_BURSTY or RL_SMOOTH_WARMUP */
-    double rate;         /* permits per second */
-    int64_t period_ms;   /* max burst (bursty) or warm-up period */
-    double cold_factor;  /* warm-up only; 0 for bursty */
+    uint64_t mode;         /* RL_SMOOTH_BURSTY or RL_SMOOTH_WARMUP */
+    int64_t rate_m;        /* permits per second, in millionths */
+    int64_t period_ms;     /* max burst (bursty) or warm-up period */
+    int64_t cold_factor_m; /* warm-up only, in millionths; 0 for bursty */
 } smooth_params;
+
+/* A decimal argument as the double Java parses from its text (smooth.h). */
+static double decimal_value(int64_t millionths) { return (double)millionths / 1e6; }
 
 /* The fields Guava's doSetRate sets, and coolDownIntervalMicros(). */
 typedef struct smooth_shape {
@@ -105,11 +109,11 @@ typedef struct smooth_state {
 } smooth_state;
 
 static smooth_params params_of(const rl_request *req) {
-    smooth_params p = {RL_SMOOTH_BURSTY, req->fparams[0], RL_SMOOTH_DEFAULT_BURST_MS, 0.0};
+    smooth_params p = {RL_SMOOTH_BURSTY, req->params[0], RL_SMOOTH_DEFAULT_BURST_MS, 0};
     if (req->flags & RL_F_WARMUP) {
         p.mode = RL_SMOOTH_WARMUP;
-        p.period_ms = req->params[0];
-        p.cold_factor = (req->flags & RL_F_COLDFACTOR) ? req->fparams[1] : RL_SMOOTH_DEFAULT_COLD_FACTOR;
+        p.period_ms = req->params[1];
+        p.cold_factor_m = (req->flags & RL_F_COLDFACTOR) ? req->params[2] : RL_SMOOTH_DEFAULT_COLD_FACTOR;
     } else if (req->flags & RL_F_MAXBURST) {
         p.period_ms = req->params[1];
     }
@@ -117,8 +121,8 @@ static smooth_params params_of(const rl_request *req) {
 }
 
 static int same_params(const smooth_params *a, const smooth_params *b) {
-    return a->mode == b->mode && double_bits(a->rate) == double_bits(b->rate) && a->period_ms == b->period_ms &&
-           double_bits(a->cold_factor) == double_bits(b->cold_factor);
+    return a->mode == b->mode && a->rate_m == b->rate_m && a->period_ms == b->period_ms &&
+           a->cold_factor_m == b->cold_factor_m;
 }
 
 /* SmoothRateLimiter.doSetRate(double, long) less the resync: stableIntervalMicros = 1s / rate, then the
@@ -127,17 +131,18 @@ static smooth_shape shape_of(const smooth_params *p) {
     smooth_shape s;
     memset(&s, 0, sizeof s);
     s.warm = p->mode == RL_SMOOTH_WARMUP;
-    s.stable_us = (double)1000000LL / p->rate;
+    double rate = decimal_value(p->rate_m);
+    s.stable_us = (double)1000000LL / rate;
     if (s.warm) {
         double warmup_us = (double)(p->period_ms * 1000);  /* the long warmupPeriodMicros, widened */
-        double cold_us = s.stable_us * p->cold_factor;
+        double cold_us = s.stable_us * decimal_value(p->cold_factor_m);
         s.threshold = 0.5 * warmup_us / s.stable_us;
         s.max_permits = s.threshold + 2.0 * warmup_us / (s.stable_us + cold_us);
         s.slope = (cold_us - s.stable_us) / (s.max_permits - s.threshold);
         s.cool_down_us = warmup_us / s.max_permits;
     } else {
         double max_burst_seconds = (double)p->period_ms / 1000.0;
-        s.max_permits = max_burst_seconds * p->rate;
+        s.max_permits = max_burst_seconds * rate;
         s.cool_down_us = s.stable_us;
     }
     return s;
@@ -252,9 +257,9 @@ static int is_rested(const smooth_state *st, const smooth_shape *s, int64_t now_
 static smooth_state state_read(const rl_cell *cell) {
     smooth_state st;
     st.p.mode = cell->w[0];
-    st.p.rate = bits_double(cell->w[1]);
+    st.p.rate_m = (int64_t)cell->w[1];
     st.p.period_ms = (int64_t)cell->w[2];
-    st.p.cold_factor = bits_double(cell->w[3]);
+    st.p.cold_factor_m = (int64_t)cell->w[3];
     st.stored = bits_double(cell->w[4]);
     st.next_free_us = (int64_t)cell->w[5];
     return st;
@@ -262,20 +267,19 @@ static smooth_state state_read(const rl_cell *cell) {
 
 static void state_write(rl_cell *cell, const smooth_state *st) {
     cell->w[0] = st->p.mode;
-    cell->w[1] = double_bits(st->p.rate);
+    cell->w[1] = (uint64_t)st->p.rate_m;
     cell->w[2] = (uint64_t)st->p.period_ms;
-    cell->w[3] = double_bits(st->p.cold_factor);
+    cell->w[3] = (uint64_t)st->p.cold_factor_m;
     cell->w[4] = double_bits(st->stored);
     cell->w[5] = (uint64_t)st->next_free_us;
 }
 
 static int params_valid(const smooth_params *p) {
-    if (!(p->rate >= RL_SMOOTH_MIN_RATE && p->rate <= RL_SMOOTH_MAX_RATE)) return 0; /* NaN fails too */
-    if (p->period_ms > RL_MAX_PERIOD_MS) return 0;
-    if (p->mode == RL_SMOOTH_BURSTY) return p->period_ms >= 0 && double_bits(p->cold_factor) == 0;
+    if (p->rate_m < RL_SMOOTH_MIN_RATE || p->rate_m > RL_SMOOTH_MAX_RATE || p->period_ms > RL_MAX_PERIOD_MS) return 0;
+    if (p->mode == RL_SMOOTH_BURSTY) return p->period_ms >= 0 && p->cold_factor_m == 0;
     if (p->mode != RL_SMOOTH_WARMUP) return 0;
-    return p->period_ms >= 1 && p->cold_factor >= RL_SMOOTH_MIN_COLD_FACTOR &&
-           p->cold_factor <= RL_SMOOTH_MAX_COLD_FACTOR;
+    return p->period_ms >= 1 && p->cold_factor_m >= RL_SMOOTH_MIN_COLD_FACTOR &&
+           p->cold_factor_m <= RL_SMOOTH_MAX_COLD_FACTOR;
 }
 
 static int smooth_cell_valid(const rl_cell *cell) {
@@ -300,9 +304,9 @@ static int smooth_validate(const rl_request *req, char err[RL_ERR_LEN]) {
         return -1;
     }
     smooth_params p = params_of(req);
-    /* COST permits at the coldest interval, in ms. */
-    double factor = p.mode == RL_SMOOTH_WARMUP ? p.cold_factor : 1.0;
-    if ((double)req->cost * factor * 1000.0 / p.rate > (double)RL_SMOOTH_MAX_CHARGE_MS) {
+    /* COST permits at the coldest interval, cost * factor / rate s, exactly in millionths (<= 10^24). */
+    int64_t factor_m = p.mode == RL_SMOOTH_WARMUP ? p.cold_factor_m : RL_DECIMAL_ONE;
+    if ((rl_i128)req->cost * factor_m * 1000 > (rl_i128)RL_SMOOTH_MAX_CHARGE_MS * p.rate_m) {
         snprintf(err, RL_ERR_LEN, "ERR COST: COST %s/ permits_per_second must not exceed %lld ms",
                  p.mode == RL_SMOOTH_WARMUP ? "* COLDFACTOR " : "", (long long)RL_SMOOTH_MAX_CHARGE_MS);
         return -1;
@@ -329,7 +333,7 @@ static void smooth_decide(const rl_request *req, rl_cell *cell, int exists, rl_r
         smooth_shape kept_shape = shape_of(&kept.p);
         if (!is_rested(&kept, &kept_shape, now)) {
             /* tryAcquire's canAcquire, before anything changes: setRate would not move a future ticket. */
-            int64_t timeout_us = (req->flags & RL_F_MAXWAIT) ? req->params[2] * 1000 : MAX_CHARGE_US;
+            int64_t timeout_us = (req->flags & RL_F_MAXWAIT) ? req->params[3] * 1000 : MAX_CHARGE_US;
             if (java_sub(kept.next_free_us, timeout_us) > now) {
                 reply_of(&kept, &kept_shape, now, reply);
                 reply->allowed = 0;

@@ -19,6 +19,7 @@
  * The real Guava is compared too, by tests/guava/ (make test). */
 #define RNG_SEED 0x5deece66dULL
 #include <math.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "rng.h"
@@ -29,27 +30,29 @@
 
 /* --- one limiter, as the module keeps it ------------------------------------------------------------ */
 
+/* The decimals in millionths, as the parser gives them. */
 typedef struct args {
-    double rate;
+    int64_t rate;        /* permits per second, millionths */
     int64_t warmup_ms;   /* > 0: WARMUP */
-    double cold_factor;  /* > 0: COLDFACTOR */
+    int64_t cold_factor; /* > 0: COLDFACTOR, millionths */
     int64_t burst_ms;    /* >= 0: MAXBURST; -1: absent */
     int64_t cost;
     int64_t maxwait_ms;  /* >= 0: MAXWAIT; -1: absent */
 } args;
 
-static args bursty(double rate) { return (args){rate, 0, 0, -1, 1, -1}; }
-static args warmup(double rate, int64_t warmup_ms) { return (args){rate, warmup_ms, 0, -1, 1, -1}; }
+#define M 1000000LL /* 1 in millionths */
+static args bursty(int64_t rate) { return (args){rate, 0, 0, -1, 1, -1}; }
+static args warmup(int64_t rate, int64_t warmup_ms) { return (args){rate, warmup_ms, 0, -1, 1, -1}; }
 
 static rl_request request_of(const args *a, int64_t now_us, uint32_t extra) {
-    rl_request req = {{0, 0, 0}, a->cost, 0, extra, now_us, {a->rate, 0}};
+    rl_request req = {{a->rate, 0, 0, 0}, a->cost, 0, extra, now_us};
     if (a->warmup_ms > 0) {
         req.flags |= RL_F_WARMUP;
-        req.params[0] = a->warmup_ms;
+        req.params[1] = a->warmup_ms;
     }
     if (a->cold_factor > 0) {
         req.flags |= RL_F_COLDFACTOR;
-        req.fparams[1] = a->cold_factor;
+        req.params[2] = a->cold_factor;
     }
     if (a->burst_ms >= 0) {
         req.flags |= RL_F_MAXBURST;
@@ -57,7 +60,7 @@ static rl_request request_of(const args *a, int64_t now_us, uint32_t extra) {
     }
     if (a->maxwait_ms >= 0) {
         req.flags |= RL_F_MAXWAIT;
-        req.params[2] = a->maxwait_ms;
+        req.params[3] = a->maxwait_ms;
     }
     return req;
 }
@@ -214,18 +217,18 @@ static const row maxwait[] = {
 
 static void test_tables(void) {
     key k = {0};
-    args a = bursty(5);
+    args a = bursty(5 * M);
     a.burst_ms = 0;
     RUN_ROWS(&k, &a, bursty_fresh);
     k = (key){0};
-    a = bursty(5);
+    a = bursty(5 * M);
     RUN_ROWS(&k, &a, bursty_rested);
     k = (key){0};
-    a = warmup(2, 4000);
+    a = warmup(2 * M, 4000);
     RUN_ROWS(&k, &a, warm_cold_start);
 
     k = (key){0};
-    a = bursty(1);
+    a = bursty(1 * M);
     a.burst_ms = 0;
     a.maxwait_ms = 999;
     run_rows("maxwait", &k, &a, maxwait, 5);
@@ -237,20 +240,20 @@ static void test_tables(void) {
  * 0 * 8 / 4 = 0 stored, all 8 to come back at 500 ms each, and a fresh permit at the stable 500 ms. */
 static void test_set_rate(void) {
     key k = {0};
-    args a = bursty(2);
+    args a = bursty(2 * M);
     a.cost = 2;
     rl_reply r = call(&k, &a, T0);
     CHECK(r.allowed == 1 && r.remaining == 0 && r.limit == 2 && r.wait_ms == 0 && r.reset_after_ms == 1000);
-    a = bursty(4);
+    a = bursty(4 * M);
     r = call(&k, &a, T0 + 250 * MS);
     CHECK(r.allowed == 1 && r.limit == 4 && r.remaining == 0 && r.wait_ms == 0 && r.reset_after_ms == 1000);
-    CHECK_EQ(k.cell.w[1] == 0x4010000000000000ULL, 1); /* the key keeps the last rate, 4.0 */
-    a = warmup(2, 4000);
+    CHECK_EQ(k.cell.w[1], 4 * M); /* the key keeps the last rate */
+    a = warmup(2 * M, 4000);
     r = call(&k, &a, T0 + 250 * MS);
     CHECK(r.allowed == 1 && r.limit == 8 && r.remaining == 0 && r.wait_ms == 0);
     CHECK_EQ(r.reset_after_ms, 500 + 8 * 500);
     /* Back to bursty 2/s: max 8 -> 1 s * 2 = 2; 0 stored stays 0. */
-    a = bursty(2);
+    a = bursty(2 * M);
     r = call(&k, &a, T0 + 750 * MS);
     CHECK(r.allowed == 1 && r.limit == 2 && r.remaining == 0 && r.wait_ms == 0);
     CHECK_EQ(r.reset_after_ms, 500 + 2 * 500);
@@ -276,6 +279,13 @@ static int64_t ref_long(double x) { /* Java's (long): within the bounds a trunca
 }
 
 static double ref_min(double a, double b) { return b < a ? b : a; }
+
+/* A decimal argument as Java's Double.parseDouble reads its text. */
+static double ref_decimal(int64_t millionths) {
+    char text[40];
+    snprintf(text, sizeof text, "%lld.%06lld", (long long)(millionths / M), (long long)(millionths % M));
+    return strtod(text, NULL);
+}
 
 static double ref_cool_down(const guava *g) {
     return g->warm ? (double)g->warmupPeriodMicros / g->maxPermits : g->stableIntervalMicros;
@@ -336,13 +346,13 @@ static void ref_configure(guava *g, const args *a) {
     g->warm = a->warmup_ms > 0;
     g->maxBurstSeconds = (double)(a->burst_ms >= 0 ? a->burst_ms : 1000) / 1000.0;
     g->warmupPeriodMicros = a->warmup_ms * 1000;
-    g->coldFactor = a->cold_factor > 0 ? a->cold_factor : 3.0;
+    g->coldFactor = a->cold_factor > 0 ? ref_decimal(a->cold_factor) : 3.0;
 }
 
 static int ref_same_config(const guava *g, const args *a) {
     guava c = *g;
     ref_configure(&c, a);
-    return c.warm == g->warm && c.rate == g->rate && a->rate == g->rate &&
+    return c.warm == g->warm && ref_decimal(a->rate) == g->rate &&
            (g->warm ? c.warmupPeriodMicros == g->warmupPeriodMicros && c.coldFactor == g->coldFactor
                     : c.maxBurstSeconds == g->maxBurstSeconds);
 }
@@ -388,7 +398,7 @@ static rl_reply ref_call(ref_key *k, const args *a, int64_t now) {
     if (!k->exists) {                                       /* Guava after a long idle */
         memset(&k->g, 0, sizeof k->g);
         ref_configure(&k->g, a);
-        ref_set_rate(&k->g, a->rate, now);
+        ref_set_rate(&k->g, ref_decimal(a->rate), now);
         k->g.storedPermits = k->g.maxPermits;
         k->g.nextFreeTicketMicros = now;
         k->exists = 1;
@@ -402,7 +412,7 @@ static rl_reply ref_call(ref_key *k, const args *a, int64_t now) {
         if (!ref_same_config(&k->g, a)) {
             ref_resync(&k->g, now);
             ref_configure(&k->g, a);
-            ref_set_rate(&k->g, a->rate, now);
+            ref_set_rate(&k->g, ref_decimal(a->rate), now);
         }
     }
     int64_t wait = ref_reserve(&k->g, a->cost, now);
@@ -423,10 +433,10 @@ static uint64_t bits(double d) {
 
 /* --- generated traces ------------------------------------------------------------------------------- */
 
-static double random_rate(void) {
-    static const double rates[] = {1e-6, 0.001, 0.1, 0.5, 1, 2, 3, 3.3, 5, 7.25, 10, 100, 333.3, 1000, 12345.678,
-                                   1e6, 1e9};
-    if (rng() % 4 == 0) return (double)rng_range(1, 1000000) / (double)rng_range(1, 1000);
+static int64_t random_rate(void) {
+    static const int64_t rates[] = {1, 1000, 100000, 500000, 1 * M, 2 * M, 3 * M, 3300000, 5 * M, 7250000, 10 * M,
+                                    100 * M, 333300000, 1000 * M, 12345678000, 1000000 * M, RL_SMOOTH_MAX_RATE};
+    if (rng() % 4 == 0) return rng_range(1, 1000 * M);
     return rates[rng() % (sizeof rates / sizeof rates[0])];
 }
 
@@ -437,15 +447,15 @@ static args random_args(void) {
     case 1: break;
     default:
         a.warmup_ms = rng_magnitude(100000);
-        if (rng() % 2) a.cold_factor = rng() % 3 == 0 ? 1.0 : (double)rng_range(100, 2000) / 100.0;
+        if (rng() % 2) a.cold_factor = rng() % 3 == 0 ? M : rng_range(100, 2000) * 10000;
     }
     return a;
 }
 
 /* A cost the bounds accept for a: mostly 1 to a few, sometimes up to what one charge may be. */
 static int64_t random_cost(const args *a) {
-    double factor = a->warmup_ms > 0 ? (a->cold_factor > 0 ? a->cold_factor : 3.0) : 1.0;
-    double most = (double)RL_SMOOTH_MAX_CHARGE_MS * a->rate / (1000.0 * factor);
+    double factor = a->warmup_ms > 0 ? (a->cold_factor > 0 ? (double)a->cold_factor / 1e6 : 3.0) : 1.0;
+    double most = (double)RL_SMOOTH_MAX_CHARGE_MS * ((double)a->rate / 1e6) / (1000.0 * factor) * 0.999;
     int64_t cap = most > 1e6 ? 1000000 : most < 1 ? 1 : (int64_t)most;
     if (rng() % 6 == 0) return rng_range(1, cap);
     return rng_range(1, cap < 4 ? cap : 4);
@@ -453,7 +463,7 @@ static int64_t random_cost(const args *a) {
 
 /* A gap: none, a few µs, a fraction of a permit's interval, a few intervals, or long idle. */
 static int64_t random_gap(const args *a) {
-    double interval = 1e6 / a->rate;
+    double interval = 1e12 / (double)a->rate;
     switch (rng() % 6) {
     case 0: return 0;
     case 1: return rng_range(0, 3);
@@ -560,13 +570,13 @@ static void test_promises(void) {
 /* --- bounds ----------------------------------------------------------------------------------------- */
 
 static void test_validate(void) {
-    args a = bursty(1);
-    a.cold_factor = 3;
+    args a = bursty(1 * M);
+    a.cold_factor = 3 * M;
     rl_request req = request_of(&a, T0, 0);
     CHECK(alg->validate(&req, err) == -1);
     CHECK_STR(err, "ERR COLDFACTOR: applies to the warm-up form only (needs WARMUP)");
 
-    a = bursty(1); /* 1 permit = 1000 ms: 10^9 permits is the most one reservation may charge */
+    a = bursty(1 * M); /* 1 permit = 1000 ms: 10^9 permits is the most one reservation may charge */
     a.cost = 1000000000;
     req = request_of(&a, T0, 0);
     CHECK(alg->validate(&req, err) == 0);
@@ -574,7 +584,7 @@ static void test_validate(void) {
     req = request_of(&a, T0, 0);
     CHECK(alg->validate(&req, err) == -1);
     CHECK_STR(err, "ERR COST: COST / permits_per_second must not exceed 1000000000000 ms");
-    a = warmup(1, 1000);
+    a = warmup(1 * M, 1000);
     a.cost = 1000000000 / 3 + 1;
     req = request_of(&a, T0, 0);
     CHECK(alg->validate(&req, err) == -1);
@@ -586,17 +596,17 @@ static void test_validate(void) {
 
 /* The extremes of every bound: the numbers stay finite, the times inside int64, the reply sane. */
 static void test_extremes(void) {
-    static const double rates[] = {RL_SMOOTH_MIN_RATE, 1, RL_SMOOTH_MAX_RATE};
+    static const int64_t rates[] = {RL_SMOOTH_MIN_RATE, 1 * M, RL_SMOOTH_MAX_RATE};
     static const int64_t periods[] = {1, 1000, RL_MAX_PERIOD_MS};
-    static const double colds[] = {1, 3, RL_SMOOTH_MAX_COLD_FACTOR};
+    static const int64_t colds[] = {1 * M, 3 * M, RL_SMOOTH_MAX_COLD_FACTOR};
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             for (int c = 0; c < 4; c++) {
                 args a = c == 3 ? bursty(rates[i]) : warmup(rates[i], periods[j]);
                 if (c == 3) a.burst_ms = periods[j] == 1 ? 0 : periods[j];
                 else a.cold_factor = colds[c];
-                double factor = c == 3 ? 1 : colds[c];
-                double most = (double)RL_SMOOTH_MAX_CHARGE_MS * rates[i] / (1000.0 * factor);
+                double factor = c == 3 ? 1 : (double)colds[c] / 1e6;
+                double most = (double)RL_SMOOTH_MAX_CHARGE_MS * ((double)rates[i] / 1e6) / (1000.0 * factor) * 0.999;
                 a.cost = most > (double)RL_MAX_COUNT ? RL_MAX_COUNT : most < 1 ? 1 : (int64_t)most;
                 rl_request req = request_of(&a, T0, 0);
                 if (alg->validate(&req, err) != 0) {
@@ -618,24 +628,24 @@ static void test_extremes(void) {
 
 static void test_cell_valid(void) {
     key k = {0};
-    args a = warmup(2, 4000);
+    args a = warmup(2 * M, 4000);
     call(&k, &a, T0);
     CHECK(alg->cell_valid(&k.cell));
     rl_cell c = k.cell;
     c.w[0] = 3;
     CHECK(!alg->cell_valid(&c));
     c = k.cell;
-    c.w[1] = bits(NAN);
+    c.w[1] = 0; /* a rate of 0 */
     CHECK(!alg->cell_valid(&c));
-    c.w[1] = bits(INFINITY);
+    c.w[1] = RL_SMOOTH_MAX_RATE + 1;
     CHECK(!alg->cell_valid(&c));
-    c.w[1] = bits(2e9);
+    c.w[1] = (uint64_t)-1;
     CHECK(!alg->cell_valid(&c));
     c = k.cell;
     c.w[2] = 0; /* a warm-up period of 0 */
     CHECK(!alg->cell_valid(&c));
     c = k.cell;
-    c.w[3] = bits(0.5);
+    c.w[3] = M / 2; /* a cold factor below 1 */
     CHECK(!alg->cell_valid(&c));
     c = k.cell;
     c.w[4] = bits(-1.0);
@@ -648,11 +658,11 @@ static void test_cell_valid(void) {
     c.w[5] = (uint64_t)INT64_MAX;
     CHECK(!alg->cell_valid(&c));
     k = (key){0};
-    a = bursty(2);
+    a = bursty(2 * M);
     call(&k, &a, T0);
     c = k.cell;
     CHECK(alg->cell_valid(&c));
-    c.w[3] = bits(3.0); /* a cold factor on a bursty state */
+    c.w[3] = 3 * M; /* a cold factor on a bursty state */
     CHECK(!alg->cell_valid(&c));
 }
 
