@@ -8,7 +8,7 @@ REDISMODULE_H ?= $(BUILD)/redismodule.h
 REDIS_INCLUDE := $(BUILD)/include
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_COMMON := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g $(WARN)
+CFLAGS_COMMON := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -ffp-contract=off $(WARN)
 MODULE_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -I$(REDIS_INCLUDE)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

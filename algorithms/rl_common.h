@@ -76,9 +76,10 @@ enum {
 #define RL_F_ALG(n) (1u << (16 + (n)))
 
 /* One parsed request. params[] are the command's positional numbers in order (for RL.TOKEN: capacity,
- * refill_tokens, refill_ms). */
+ * refill_tokens, refill_ms); options with a value may fill the ones after them (RL.SMOOTH, whose one
+ * positional number leaves room for four numbers in all: algorithms/smooth.h). */
 typedef struct rl_request {
-    int64_t params[3];
+    int64_t params[4];
     int64_t cost;
     int64_t mingap_ms;  /* RL.SLIDINGLOG MINGAP, 0 when absent */
     uint32_t flags;

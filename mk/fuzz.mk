@@ -10,7 +10,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SHORT_SECONDS ?= 10
-FUZZ_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 $(WARN) -fno-omit-frame-pointer \
+FUZZ_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -ffp-contract=off $(WARN) -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

@@ -116,19 +116,23 @@ static inline void rl_tags_are_distinct(int tag) {
 #define RL_SINCE_RO "1.1.0"
 
 /* COMMAND DOCS' arguments, from the syntax: the key, the numbers, then every option it takes (optional; a
- * flag is a pure token, an option with a value an integer behind its token). Redis copies them. */
+ * flag is a pure token, an option with a value an integer (a double for a decimal) behind its token). Redis
+ * copies them. */
 static void describe_args(const rl_syntax *syn, RedisModuleCommandArg *args) {
     int n = 0;
     args[n++] = (RedisModuleCommandArg){.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0};
     for (int i = 0; i < syn->nparams; i++)
         args[n++] = (RedisModuleCommandArg){
-            .name = syn->params[i].name, .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1};
+            .name = syn->params[i].name,
+            .type = syn->params[i].kind == RL_DECIMAL ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER,
+            .key_spec_index = -1};
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
         if (o->flag & syn->excluded) continue;
         int value = o->slot != RL_NO_VALUE;
+        RedisModuleCommandArgType number = RL_SLOT_IS_DECIMAL(o->slot) ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER;
         args[n++] = (RedisModuleCommandArg){.name = o->name,
-                                            .type = value ? REDISMODULE_ARG_TYPE_INTEGER : REDISMODULE_ARG_TYPE_PURE_TOKEN,
+                                            .type = value ? number : REDISMODULE_ARG_TYPE_PURE_TOKEN,
                                             .key_spec_index = -1,
                                             .token = o->name,
                                             .flags = REDISMODULE_CMD_ARG_OPTIONAL};

@@ -23,6 +23,7 @@
 
 #include "../algorithms/leaky.h"
 #include "../algorithms/slidinglog.h"
+#include "../algorithms/smooth.h"
 #include "../algorithms/token.h"
 #include "../algorithms/window.h"
 #include "parse.h"
@@ -32,7 +33,8 @@
     X(TOKEN, "rl.token", "rl-tokens", 'T', &rl_token_algorithm, cell)                 \
     X(LEAKY, "rl.leaky", "rl-leakyb", 'L', &rl_leaky_algorithm, cell)                 \
     X(WINDOW, "rl.window", "rl-window", 'W', &rl_window_algorithm, cell)              \
-    X(SLIDINGLOG, "rl.slidinglog", "zset", 'S', NULL, log)
+    X(SLIDINGLOG, "rl.slidinglog", "zset", 'S', NULL, log)                            \
+    X(SMOOTH, "rl.smooth", "rl-smooth", 'G', &rl_smooth_algorithm, cell)
 
 #define RL_LIMITER_ENUM(id, command, type_name, tag, algorithm, storage) RL_LIM_##id,
 enum rl_limiter_id { RL_LIMITERS(RL_LIMITER_ENUM) RL_NLIMITERS };

@@ -37,6 +37,47 @@ int rl_parse_int64(const char *s, size_t len, int64_t *out) {
     return 0;
 }
 
+int rl_parse_decimal(const char *s, size_t len, int64_t *out) {
+    size_t i = 0;
+    int64_t whole = 0, frac = 0;
+    while (i < len && i <= 12 && s[i] >= '0' && s[i] <= '9') whole = whole * 10 + (s[i++] - '0');
+    if (i == 0 || i > 12 || (s[0] == '0' && i > 1)) return -1; /* 1 to 12 digits first; no leading zero */
+    int64_t scale = RL_DECIMAL_SCALE;
+    if (i < len) {
+        size_t point = i++;
+        if (s[point] != '.' || len - i < 1 || len - i > 6) return -1;
+        for (; i < len; i++) {
+            if (s[i] < '0' || s[i] > '9') return -1;
+            frac = frac * 10 + (s[i] - '0');
+            scale /= 10;
+        }
+    }
+    *out = whole * RL_DECIMAL_SCALE + frac * scale; /* < 10^12 * 10^6: fits */
+    return 0;
+}
+
+/* millionths as a decimal: "0.000001", "2.5", "1000". */
+static void millionths_text(char *dst, size_t dstlen, int64_t v) {
+    int64_t whole = v / RL_DECIMAL_SCALE, frac = v % RL_DECIMAL_SCALE;
+    int n = snprintf(dst, dstlen, frac ? "%lld.%06lld" : "%lld", (long long)whole, (long long)frac);
+    while (frac && n > 0 && dst[n - 1] == '0') dst[--n] = '\0';
+}
+
+int rl_decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max) {
+    char lo[32], hi[32];
+    millionths_text(lo, sizeof lo, min);
+    millionths_text(hi, sizeof hi, max);
+    snprintf(err, RL_ERR_LEN, "ERR %s: must be a decimal number between %s and %s", name, lo, hi);
+    return -1;
+}
+
+static int parse_decimal_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max, int64_t *out,
+                                char *err) {
+    if (rl_parse_decimal(s, len, out) != 0 || *out < min || *out > max)
+        return rl_decimal_range_error(err, name, min, max);
+    return 0;
+}
+
 void rl_sanitize(char *dst, size_t dstlen, const char *src, size_t len) {
     size_t max = dstlen - 1 < 32 ? dstlen - 1 : 32, j = 0;
     for (size_t i = 0; i < len && j < max; i++)
@@ -89,7 +130,8 @@ static int parse_option(const rl_syntax *syn, const rl_option_spec *o, int nargs
         snprintf(err, RL_ERR_LEN, "ERR %s: needs a value", o->name);
         return -1;
     }
-    int64_t *slot = (int64_t *)((char *)req + o->slot);
+    int64_t *slot = (int64_t *)((char *)req + RL_SLOT_OFFSET(o->slot));
+    if (RL_SLOT_IS_DECIMAL(o->slot)) return parse_decimal_ranged(args[*i], lens[*i], o->name, o->min, o->max, slot, err);
     return parse_ranged(args[*i], lens[*i], o->name, o->min, o->max, slot, err);
 }
 
@@ -102,6 +144,10 @@ int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, co
     }
     for (int i = 0; i < syn->nparams; i++) {
         const rl_param_spec *p = &syn->params[i];
+        if (p->kind == RL_DECIMAL) {
+            if (parse_decimal_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
+            continue;
+        }
         if (parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
     }
     int i = syn->nparams;

@@ -19,14 +19,27 @@
 /* The module's own option: hold the reply server-side for wait_ms (RL.LEAKY BLOCK). */
 #define RL_F_BLOCK RL_F_MODULE(0)
 
+/* A number is a strict decimal integer within [min, max], or, for a decimal spec, a decimal number with
+ * up to six digits after the point (rl_parse_decimal), stored as an integer count of millionths
+ * (RL_DECIMAL_SCALE: 0.5 is 500000), min and max being millionths too. A positional decimal is marked
+ * RL_DECIMAL; an option's by RL_SLOT_DECIMAL(field). */
+#define RL_DECIMAL 1
+#define RL_DECIMAL_SCALE 1000000
+
 typedef struct rl_param_spec {
     const char *name;
     int64_t min, max;
+    int kind; /* 0: an integer; RL_DECIMAL */
 } rl_param_spec;
 
-/* Where an option's value goes: the offset of an int64_t field of rl_request, or none for a flag. */
+/* Where an option's value goes: the offset of an int64_t field of rl_request, marked for a decimal, or
+ * none for a flag. */
 #define RL_SLOT(field) ((int)offsetof(rl_request, field))
 #define RL_NO_VALUE (-1)
+#define RL_SLOT_DECIMAL_BIT 0x10000
+#define RL_SLOT_DECIMAL(field) (RL_SLOT(field) | RL_SLOT_DECIMAL_BIT)
+#define RL_SLOT_IS_DECIMAL(slot) ((slot) != RL_NO_VALUE && ((slot) & RL_SLOT_DECIMAL_BIT) != 0)
+#define RL_SLOT_OFFSET(slot) ((slot) & (RL_SLOT_DECIMAL_BIT - 1))
 
 typedef struct rl_option_spec {
     const char *name;    /* upper case; matched case-insensitively */
@@ -68,6 +81,15 @@ int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const siz
 /* Strict decimal integer: optional '-', digits, no leading zeros, no spaces, within int64. Returns 0 on
  * success. Shared with the commands that take raw numbers (RL.CLOCK, RL.SETSTATE). */
 int rl_parse_int64(const char *s, size_t len, int64_t *out);
+
+/* Strict decimal number, as millionths: up to 12 digits with no leading zero (but a lone 0), optionally
+ * '.' and 1 to 6 digits: "12", "0.5", "2.25", "0.000001"; no sign, exponent, spaces, "inf", "nan" or hex.
+ * Exact: *out is the number times 10^6. Returns 0 on success. */
+int rl_parse_decimal(const char *s, size_t len, int64_t *out);
+
+/* "ERR <name>: must be a decimal number between <min> and <max>", the bounds in millionths written as
+ * decimals ("0.000001", "1000"). Returns -1. */
+int rl_decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max);
 
 /* The error of a number out of its range: "ERR <name>: must be an integer between <min> and <max>".
  * Returns -1. */

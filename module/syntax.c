@@ -19,8 +19,8 @@
 #define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
 
-#define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT}
-#define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS}
+#define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0}
+#define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0}
 
 static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0),
                                                OPT_REFUND, OPT_ATMOST};
@@ -51,11 +51,31 @@ static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYR
 static const rl_option_spec slidinglog_options[] = {
     OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS),
     OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT)};
-#define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT}, PERIOD_PARAM("window_ms")}
+#define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_DOCS                                                                                     \
     "Logs an attempt in a sorted set and admits it if the last window_ms hold fewer than limit.",          \
     "O(log(N)) with N the entries in the log, plus O(M log(N)) to remove the M entries that left the window"
+
+/* RL.SMOOTH (Guava's RateLimiter): permits_per_second and COLDFACTOR are decimal numbers. WARMUP chooses
+ * SmoothWarmingUp, MAXBURST tunes SmoothBursty: they exclude each other (COLDFACTOR without WARMUP is
+ * refused by the algorithm's validate), and share a slot. COST starts at 1, as Guava refuses 0 permits; no
+ * REFUND or ATMOST (a reservation is granted whole). The values go to the request fields smooth.h names. */
+/* A decimal option: its value and bounds in millionths (parse.h). */
+#define OPT_DECIMAL(name, flag, field, min, max) {name, flag, RL_SLOT_DECIMAL(field), min, max, 0}
+static const rl_option_spec smooth_options[] = {
+    OPT_VALUE_X("WARMUP", RL_F_WARMUP, params[1], 1, RL_MAX_PERIOD_MS, RL_F_MAXBURST),
+    OPT_DECIMAL("COLDFACTOR", RL_F_COLDFACTOR, params[2], RL_SMOOTH_MIN_COLD_FACTOR, RL_SMOOTH_MAX_COLD_FACTOR),
+    OPT_VALUE_X("MAXBURST", RL_F_MAXBURST, params[1], 0, RL_MAX_PERIOD_MS, RL_F_WARMUP),
+    OPT_VALUE("COST", RL_F_COST, cost, 1, RL_MAX_COUNT),
+    OPT_VALUE("MAXWAIT", RL_F_MAXWAIT, params[3], 0, RL_SMOOTH_MAX_CHARGE_MS),
+    OPT_DRYRUN,
+    OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
+#define SMOOTH_PARAMS \
+    1, {{"permits_per_second", RL_SMOOTH_MIN_RATE, RL_SMOOTH_MAX_RATE, RL_DECIMAL}}
+#define SMOOTH_OPTIONS smooth_options
+#define SMOOTH_DOCS                                                                                       \
+    "Reserves permits from a shared Guava RateLimiter (bursty or warming up) and says how long to wait.", "O(1)"
 
 #define SYNTAX_ROW(id, command, type_name, tag, algorithm, storage) \
     [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), 0, id##_DOCS},

@@ -91,7 +91,7 @@ __attribute__((noinline, noclone)) void run_loop(const bench_case *bc, bench_sta
                                                  long n) {
     rl_request req;
     memset(&req, 0, sizeof req);
-    memcpy(req.params, bc->params, sizeof req.params);
+    memcpy(req.params, bc->params, sizeof bc->params); /* a request has room for more */
     req.flags = bc->flags;
     req.cost = 1;
     rl_reply reply;

@@ -18,7 +18,7 @@ static const rl_option_spec options[] = {
     {"SLIDING", T_SLIDING, RL_NO_VALUE, 0, 0, T_FIXED},
     {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0},
 };
-static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT}, {"window_ms", 1, RL_MAX_PERIOD_MS}},
+static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT, 0}, {"window_ms", 1, RL_MAX_PERIOD_MS, 0}},
                                  options, 5, 0, NULL, NULL};
 
 typedef struct row {
@@ -146,14 +146,17 @@ static void test_module_syntaxes(void) {
         size_t lens[RL_MAX_PARAMS + 2] = {1, 1, 1};
         line[syn->nparams] = "COST";
         lens[syn->nparams] = 4;
-        line[syn->nparams + 1] = "0";
+        int64_t least = 0; /* COST's smallest value: 0, or 1 where 0 means nothing (RL.SMOOTH) */
+        for (int j = 0; j < syn->noptions; j++)
+            if (syn->options[j].flag == RL_F_COST) least = syn->options[j].min;
+        line[syn->nparams + 1] = least ? "1" : "0";
         lens[syn->nparams + 1] = 1;
         rl_request req;
         char err[RL_ERR_LEN];
         CHECK_EQ(rl_parse(syn, syn->nparams, line, lens, &req, err), 0);
         CHECK_EQ(req.cost, 1);
         CHECK_EQ(rl_parse(syn, syn->nparams + 2, line, lens, &req, err), 0);
-        CHECK_EQ(req.cost, 0);
+        CHECK_EQ(req.cost, least);
         CHECK_EQ(req.flags, RL_F_COST);
     }
     rl_request req;
@@ -182,8 +185,54 @@ static void test_module_syntaxes(void) {
     CHECK_STR(err, want);
 }
 
+/* Decimal numbers (RL.SMOOTH's permits_per_second and COLDFACTOR): exact millionths, strict syntax, and
+ * every error naming the argument. */
+static void test_decimals(void) {
+    static const struct {
+        const char *text;
+        int64_t millionths; /* -1: refused */
+    } cases[] = {
+        {"0", 0}, {"1", 1000000}, {"0.5", 500000}, {"2.25", 2250000}, {"0.000001", 1}, {"12.000000", 12000000},
+        {"999999999999.999999", 999999999999999999LL}, {"1000000000000", -1}, {"0.0000001", -1}, {"00.5", -1},
+        {"01", -1}, {".5", -1}, {"1.", -1}, {"-1", -1}, {"+1", -1}, {"1e3", -1}, {"1E3", -1}, {" 1", -1},
+        {"1 ", -1}, {"", -1}, {"inf", -1}, {"nan", -1}, {"0x10", -1}, {"1.2.3", -1}, {"1,5", -1}, {".", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t v = -7;
+        int rc = rl_parse_decimal(cases[i].text, strlen(cases[i].text), &v);
+        if (!check_record(rc == (cases[i].millionths < 0 ? -1 : 0), __FILE__, __LINE__, cases[i].text)) continue;
+        if (rc == 0) CHECK_EQ(v, cases[i].millionths);
+    }
+    const rl_syntax *syn = &rl_syntaxes[RL_LIM_SMOOTH];
+    const char *ok[] = {"0.5", "WARMUP", "4000", "coldfactor", "2.5", "MAXWAIT", "100", "COST", "3"};
+    size_t oklens[9];
+    for (int i = 0; i < 9; i++) oklens[i] = strlen(ok[i]);
+    rl_request req;
+    char err[RL_ERR_LEN];
+    CHECK_EQ(rl_parse(syn, 9, ok, oklens, &req, err), 0);
+    CHECK(req.params[0] == 500000 && req.params[1] == 4000 && req.params[2] == 2500000 && req.params[3] == 100);
+    CHECK(req.cost == 3 && req.flags == (RL_F_WARMUP | RL_F_COLDFACTOR | RL_F_MAXWAIT | RL_F_COST));
+    const char *bad_rate[] = {"1e-6"};
+    size_t bad_rate_len[] = {4};
+    CHECK_EQ(rl_parse(syn, 1, bad_rate, bad_rate_len, &req, err), -1);
+    CHECK_STR(err, "ERR permits_per_second: must be a decimal number between 0.000001 and 1000000000");
+    const char *bad_cold[] = {"2", "WARMUP", "10", "COLDFACTOR", "0.999999"};
+    size_t bad_cold_len[] = {1, 6, 2, 10, 8};
+    CHECK_EQ(rl_parse(syn, 5, bad_cold, bad_cold_len, &req, err), -1);
+    CHECK_STR(err, "ERR COLDFACTOR: must be a decimal number between 1 and 1000");
+    const char *both[] = {"2", "MAXBURST", "10", "WARMUP", "10"};
+    size_t both_len[] = {1, 8, 2, 6, 2};
+    CHECK_EQ(rl_parse(syn, 5, both, both_len, &req, err), -1);
+    CHECK_STR(err, "ERR WARMUP: cannot be combined with MAXBURST");
+    const char *zero[] = {"2", "COST", "0"};
+    size_t zero_len[] = {1, 4, 1};
+    CHECK_EQ(rl_parse(syn, 3, zero, zero_len, &req, err), -1);
+    CHECK_STR(err, "ERR COST: must be an integer between 1 and 1000000000000");
+}
+
 int main(void) {
     test_rows();
+    test_decimals();
     test_clause();
     test_module_syntaxes();
     test_binary();

@@ -2,11 +2,12 @@
  *
  * Input: the first byte picks the separator (bit 2 clear: ' ', set: NUL) and, the rest of it modulo the
  * number of limiters, the command from the module's own list (module/limiters.h: 0 RL.TOKEN, 1 RL.LEAKY,
- * 2 RL.WINDOW, 3 RL.SLIDINGLOG, ...);
+ * 2 RL.WINDOW, 3 RL.SLIDINGLOG, 4 RL.SMOOTH, ..., counted from '0': the digit '9' (bit 2 clear) is RL.SMOOTH);
  * the rest, less one leading separator, is split on the separator into the arguments after the key
  * (empty arguments included, at most MAX_FUZZ_ARGS). Each argument is copied into its own heap block of exactly its length, not
  * NUL-terminated, so AddressSanitizer catches any read past it. The seed files under
- * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5.
+ * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5, "9 0.5
+ * WARMUP 4000" RL.SMOOTH 0.5 WARMUP 4000.
  *
  * Invariants (abort() with the values on violation):
  *   - success: every positional number within its spec range and written canonically (what the parser
@@ -18,7 +19,7 @@
  *     one string (an argument cannot inject a quote);
  *   - rl_parse agrees with an independent reference parser (same success, same request), and names the
  *     arity error exactly when there are too few arguments;
- *   - rl_parse_int64 agrees with a reference on every argument; rl_sanitize always yields a
+ *   - rl_parse_int64 and rl_parse_decimal agree with references on every argument; rl_sanitize always yields a
  *     NUL-terminated, printable, quote-free string of at most min(dstlen - 1, 32) characters. */
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,27 @@ static int ref_int64(const char *s, size_t len, int64_t *out) {
     return 0;
 }
 
+/* A decimal number as millionths: "<whole>[.<1 to 6 digits>]", the whole part "0" or up to 12 digits not
+ * starting with 0. Read by splitting at the point and padding the fraction to six digits, unlike
+ * rl_parse_decimal. */
+static int ref_decimal(const char *s, size_t len, int64_t *out) {
+    const char *point = memchr(s, '.', len);
+    size_t wlen = point ? (size_t)(point - s) : len, flen = point ? len - wlen - 1 : 0;
+    if (wlen < 1 || wlen > 12 || (point && (flen < 1 || flen > 6))) return -1;
+    if (s[0] == '0' && wlen > 1) return -1;
+    char digits[19];
+    memcpy(digits, s, wlen);
+    memset(digits + wlen, '0', 6);
+    if (point) memcpy(digits + wlen, point + 1, flen);
+    int64_t v = 0;
+    for (size_t i = 0; i < wlen + 6; i++) {
+        if (digits[i] < '0' || digits[i] > '9') return -1;
+        v = v * 10 + (digits[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
 static int ascii_upper(int c) { return c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c; }
 
 static const rl_option_spec *ref_option(const rl_syntax *syn, const char *s, size_t len) {
@@ -115,7 +137,8 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
     if (nargs < syn->nparams) return -1;
     for (int i = 0; i < syn->nparams; i++) {
         int64_t v;
-        if (ref_int64(args[i], lens[i], &v) != 0 || v < syn->params[i].min || v > syn->params[i].max) return -1;
+        int bad = syn->params[i].kind == RL_DECIMAL ? ref_decimal(args[i], lens[i], &v) : ref_int64(args[i], lens[i], &v);
+        if (bad || v < syn->params[i].min || v > syn->params[i].max) return -1;
         r.params[i] = v;
     }
     for (int i = syn->nparams; i < nargs; i++) {
@@ -125,12 +148,21 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
         if (o->slot == RL_NO_VALUE) continue;
         if (++i == nargs) return -1;
         int64_t v;
-        if (ref_int64(args[i], lens[i], &v) != 0 || v < o->min || v > o->max) return -1;
+        int decimal = strcmp(o->name, "COLDFACTOR") == 0; /* the one decimal option */
+        if ((decimal ? ref_decimal(args[i], lens[i], &v) : ref_int64(args[i], lens[i], &v)) != 0 || v < o->min ||
+            v > o->max)
+            return -1;
         /* The reference knows the options with values by name, not by the table's slot. */
         if (strcmp(o->name, "COST") == 0 || strcmp(o->name, "REFUND") == 0) /* a refund's n takes the cost's place */
             r.cost = v;
         else if (strcmp(o->name, "MINGAP") == 0)
             r.mingap_ms = v;
+        else if (strcmp(o->name, "WARMUP") == 0 || strcmp(o->name, "MAXBURST") == 0) /* RL.SMOOTH (smooth.h) */
+            r.params[1] = v;
+        else if (strcmp(o->name, "COLDFACTOR") == 0)
+            r.params[2] = v;
+        else if (strcmp(o->name, "MAXWAIT") == 0)
+            r.params[3] = v;
         else
             REQUIRE(0, "the reference parser does not know option %s: teach it", o->name);
     }
@@ -146,6 +178,13 @@ static void check_printable(const char *s, size_t len, const char *what) {
         REQUIRE(c >= 0x20 && c < 0x7f, "%s: byte 0x%02x at offset %zu is not printable ASCII: \"%s\"", what, c, i,
                 s);
     }
+}
+
+static void check_decimal(const char *s, size_t len) {
+    int64_t got = 0x5a5a5a5a, want = 0;
+    int rc = rl_parse_decimal(s, len, &got), ref = ref_decimal(s, len, &want);
+    REQUIRE(rc == ref, "rl_parse_decimal returned %d, the reference %d", rc, ref);
+    if (rc == 0) REQUIRE(got == want, "rl_parse_decimal gave %lld, expected %lld", (long long)got, (long long)want);
 }
 
 static void check_int64(const char *s, size_t len) {
@@ -195,13 +234,19 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
         const rl_param_spec *p = &syn->params[i];
         REQUIRE(req->params[i] >= p->min && req->params[i] <= p->max, "param %s = %lld outside [%lld, %lld]",
                 p->name, (long long)req->params[i], (long long)p->min, (long long)p->max);
+        if (p->kind == RL_DECIMAL) continue; /* "2.50" is a decimal as good as "2.5": the reference checks it */
         char buf[32];
         int n = snprintf(buf, sizeof buf, "%lld", (long long)req->params[i]);
         REQUIRE((size_t)n == lens[i] && memcmp(buf, args[i], lens[i]) == 0,
                 "param %s = %lld was accepted from non-canonical text", p->name, (long long)req->params[i]);
     }
-    for (int i = syn->nparams; i < RL_MAX_PARAMS; i++)
-        REQUIRE(req->params[i] == 0, "unused param %d = %lld", i, (long long)req->params[i]);
+    uint32_t filled = 0; /* params an option given may fill */
+    for (int i = 0; i < syn->noptions; i++)
+        if ((req->flags & syn->options[i].flag) && syn->options[i].slot != RL_NO_VALUE)
+            for (int j = 0; j < 4; j++)
+                if (RL_SLOT_OFFSET(syn->options[i].slot) == RL_SLOT(params[j])) filled |= 1u << j;
+    for (int i = syn->nparams; i < 4; i++)
+        if (!(filled & (1u << i))) REQUIRE(req->params[i] == 0, "unused param %d = %lld", i, (long long)req->params[i]);
     REQUIRE(req->now_us == 0, "now_us = %lld", (long long)req->now_us);
 
     uint32_t all = allowed_flags(syn);
@@ -249,7 +294,8 @@ static void check_error(const rl_syntax *syn, int nargs, const char *err) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
-    const rl_syntax *syn = &rl_syntaxes[(data[0] & ~4u) % RL_NLIMITERS];
+    /* Counted from '0', so a seed's digit names the same command whatever the number of limiters. */
+    const rl_syntax *syn = &rl_syntaxes[(uint8_t)((data[0] & ~4u) - '0') % RL_NLIMITERS];
     const uint8_t sep = (data[0] & 4) ? '\0' : ' ';
     const uint8_t *rest = data + 1;
     size_t rest_len = size - 1;
@@ -281,6 +327,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     for (int i = 0; i < nargs; i++) {
         check_int64(args[i], lens[i]);
+        check_decimal(args[i], lens[i]);
         check_sanitize(args[i], lens[i]);
     }
 
@@ -300,6 +347,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             rc ? err : "");
     if (rc == 0) {
         REQUIRE(req.params[0] == ref.params[0] && req.params[1] == ref.params[1] && req.params[2] == ref.params[2] &&
+                    req.params[3] == ref.params[3] &&
                     req.cost == ref.cost && req.mingap_ms == ref.mingap_ms && req.flags == ref.flags &&
                     req.now_us == ref.now_us,
                 "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x, "
