@@ -23,7 +23,7 @@
 /* The call's own options, before the first LIMIT: COST and DRYRUN, as every command has them. */
 static const rl_option_spec all_options[] = {{"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0},
                                              {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0}};
-static const rl_syntax all_syntax = {"rl.all", 0, {{0}}, all_options, 2, 0, NULL, NULL};
+static const rl_syntax all_syntax = {"rl.all", 0, {{0}}, all_options, 2, 0, NULL, NULL, NULL};
 
 typedef struct all_call {
     int n;
@@ -63,7 +63,7 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
     }
     const rl_limiter *lim = *at + 1 < nargs ? limiter_named(args[*at + 1], lens[*at + 1]) : NULL;
     if (!lim) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: kind must be TOKEN, LEAKY, WINDOW or SLIDINGLOG", i + 1);
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG or SMOOTH", i + 1);
         return -1;
     }
     *at += 2;

@@ -223,8 +223,9 @@ int rl_commands_register(RedisModuleCtx *ctx) {
     const uint64_t read = REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS;
     for (int i = 0; i < RL_NLIMITERS; i++) {
         const rl_limiter *lim = &rl_limiters[i];
-        if (register_limiter_command(ctx, lim->syntax, lim->command, lim->steps->flags, update, RL_SINCE) != REDISMODULE_OK ||
-            register_limiter_command(ctx, lim->syntax_ro, lim->command_ro, lim->steps->flags_ro, read, RL_SINCE_RO) !=
+        if (register_limiter_command(ctx, lim->syntax, lim->command, lim->steps->flags, update, lim->syntax->since) !=
+                REDISMODULE_OK ||
+            register_limiter_command(ctx, lim->syntax_ro, lim->command_ro, lim->steps->flags_ro, read, lim->syntax_ro->since) !=
                 REDISMODULE_OK)
             return REDISMODULE_ERR;
     }

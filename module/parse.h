@@ -61,6 +61,7 @@ typedef struct rl_syntax {
     uint32_t excluded;       /* flags of options this command does not take */
     const char *summary;     /* COMMAND DOCS */
     const char *complexity;
+    const char *since;       /* COMMAND DOCS: the module version that brought the command */
 } rl_syntax;
 
 /* The most arguments after the key any command can take: every number, every option once with value. */

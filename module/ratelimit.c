@@ -13,9 +13,9 @@
 #include "compat.h"
 #include "rl_module.h"
 
-/* 10100: 1.1.0 (read-only forms, RL.ALL, RL.RESET, REFUND, ATMOST, CL.THROTTLE, INFO); COMMAND DOCS reports
- * versions in this form. */
-#define RL_MODULE_VERSION 10100
+/* 10100: 1.1.0 (read-only forms, RL.ALL, RL.RESET, REFUND, ATMOST, CL.THROTTLE, INFO); 10200: 1.2.0 (RL.SMOOTH,
+ * states of up to 64 words, skipping dead effects); COMMAND DOCS reports versions in this form. */
+#define RL_MODULE_VERSION 10200
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                               int argc) {

@@ -26,6 +26,8 @@ static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
                                                OPT_REFUND, OPT_ATMOST};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
+#define TOKEN_SINCE "1.0.0" /* COMMAND DOCS: the version that brought the command, and its _RO form */
+#define TOKEN_SINCE_RO "1.1.0"
 #define TOKEN_DOCS "Takes tokens from a token bucket, or reports how many it holds.", "O(1)"
 
 /* NODELAY admits at once, so there is no wait for BLOCK to hold. */
@@ -34,6 +36,8 @@ static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
                                                OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND), OPT_REFUND};
 #define LEAKY_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")}
 #define LEAKY_OPTIONS leaky_options
+#define LEAKY_SINCE "1.0.0"
+#define LEAKY_SINCE_RO "1.1.0"
 #define LEAKY_DOCS "Admits a request into a leaky bucket and says how long it waits (or polices it with NODELAY).", "O(1)"
 
 static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
@@ -41,6 +45,8 @@ static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYR
                                                 OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED), OPT_REFUND, OPT_ATMOST};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
+#define WINDOW_SINCE "1.0.0"
+#define WINDOW_SINCE_RO "1.1.0"
 #define WINDOW_DOCS "Counts a request in a fixed window or a sliding-window counter.", "O(1)"
 
 /* The sliding log keeps up to limit + 1 units in the window, hence its smaller limit and cost. REFUND
@@ -53,6 +59,8 @@ static const rl_option_spec slidinglog_options[] = {
     OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT)};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
+#define SLIDINGLOG_SINCE "1.0.0"
+#define SLIDINGLOG_SINCE_RO "1.1.0"
 #define SLIDINGLOG_DOCS                                                                                     \
     "Logs an attempt in a sorted set and admits it if the last window_ms hold fewer than limit.",          \
     "O(log(N)) with N the entries in the log, plus O(M log(N)) to remove the M entries that left the window"
@@ -74,11 +82,13 @@ static const rl_option_spec smooth_options[] = {
 #define SMOOTH_PARAMS \
     1, {{"permits_per_second", RL_SMOOTH_MIN_RATE, RL_SMOOTH_MAX_RATE, RL_DECIMAL}}
 #define SMOOTH_OPTIONS smooth_options
+#define SMOOTH_SINCE "1.2.0"
+#define SMOOTH_SINCE_RO "1.2.0"
 #define SMOOTH_DOCS                                                                                       \
     "Reserves permits from a shared Guava RateLimiter (bursty or warming up) and says how long to wait.", "O(1)"
 
 #define SYNTAX_ROW(id, command, type_name, tag, algorithm, storage) \
-    [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), 0, id##_DOCS},
+    [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), 0, id##_DOCS, id##_SINCE},
 const rl_syntax rl_syntaxes[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_ROW)};
 
 /* The complexity of a <id>_DOCS pair (one more expansion, so the pair is split into two arguments). */
@@ -87,5 +97,5 @@ const rl_syntax rl_syntaxes[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_ROW)};
 #define SYNTAX_RO_ROW(id, command, type_name, tag, algorithm, storage) \
     [RL_LIM_##id] = {command "_ro", id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), RL_RO_EXCLUDED,   \
                      "Answers what " command " DRYRUN answers: the reply the request would get, writing nothing.", \
-                     COMPLEXITY_OF(id##_DOCS)},
+                     COMPLEXITY_OF(id##_DOCS), id##_SINCE_RO},
 const rl_syntax rl_syntaxes_ro[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_RO_ROW)};

@@ -1,4 +1,5 @@
-/* integration_badinput.c -- every RL.* command against bad input, on a real redis-server:
+/* integration_badinput.c -- every RL.* command against bad input, on a real redis-server (RL.SMOOTH, whose
+ * numbers are decimals, has its own table: test_smooth):
  *
  *   - tables of cases per command: arity, non-numbers, signs, zero, leading zeros, 2^63 and beyond, huge
  *     COST, unknown, repeated, conflicting and misplaced options, binary junk (NUL, CR LF, 0xff) in the
@@ -542,9 +543,9 @@ static void test_options(int ci) {
 /* --- wrong key types --------------------------------------------------------------------------------------- */
 
 static const char *const typed_keys[] = {"bi:str", "bi:list", "bi:hash", "bi:set", "bi:zset", "bi:tok", "bi:leak",
-                                         "bi:win", "bi:log"};
+                                         "bi:win", "bi:log", "bi:smooth"};
 static const char *const typed_kinds[] = {"string", "list", "hash", "set", "zset", "rl-tokens", "rl-leakyb",
-                                          "rl-window", "zset"};
+                                          "rl-window", "zset", "rl-smooth"};
 
 static void test_wrong_types(void) {
     static const char *const variants[NCMDS][5] = {
@@ -667,7 +668,7 @@ static void test_setstate(void) {
                                     B("\0TOKEN"), B("TOKEN\0"), B("\xff"), B("TOKEN ")};
     for (size_t i = 0; i < sizeof bad_kinds / sizeof bad_kinds[0]; i++) {
         bin args[] = {bad_kinds[i], B("x"), B("y")}; /* the kind is checked first */
-        setstate_case("bi:tok", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW");
+        setstate_case("bi:tok", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
     }
     static const bin bad_words[] = {B("x"), B(""), B("1.5"), B("+1"), B("-0"), B("01"), B("9223372036854775808"),
                                     B("-9223372036854775809"), B("\0"), B("1\0"), B("\r\n"), B("0x1")};
@@ -771,6 +772,95 @@ static void test_clock(void) {
 }
 
 /* --- sorted sets the module did not write ------------------------------------------------------------------ */
+
+/* --- RL.SMOOTH: decimal numbers, its own options and combinations ---------------------------------------- */
+
+static void test_smooth(void) {
+    static const char *const rate_err = "ERR permits_per_second: must be a decimal number between 0.000001 and 1000000000";
+    static const char *const cold_err = "ERR COLDFACTOR: must be a decimal number between 1 and 1000";
+    static const struct {
+        const char *args, *error;
+    } cases[] = {
+        {"", "ERR wrong number of arguments for 'rl.smooth' command"},
+        {"0", NULL}, {"-1", NULL}, {"0.0000001", NULL}, {"1000000000.000001", NULL}, {"1000000001", NULL},
+        {".5", NULL}, {"5.", NULL}, {"05", NULL}, {"00.5", NULL}, {"1e2", NULL}, {"inf", NULL}, {"nan", NULL},
+        {"0x10", NULL}, {"+5", NULL}, {"5,5", NULL}, {"1.2.3", NULL}, {"1234567890123", NULL},
+        {"5 WARMUP", "ERR WARMUP: needs a value"},
+        {"5 WARMUP 0", "ERR WARMUP: must be an integer between 1 and 1000000000000"},
+        {"5 WARMUP 1.5", "ERR WARMUP: must be an integer between 1 and 1000000000000"},
+        {"5 WARMUP 1000 COLDFACTOR 0.5", "C"}, {"5 WARMUP 1000 COLDFACTOR 1000.000001", "C"},
+        {"5 WARMUP 1000 COLDFACTOR x", "C"}, {"5 WARMUP 1000 COLDFACTOR -3", "C"},
+        {"5 WARMUP 1000 COLDFACTOR", "ERR COLDFACTOR: needs a value"},
+        {"5 COLDFACTOR 2", "ERR COLDFACTOR: applies to the warm-up form only (needs WARMUP)"},
+        {"5 WARMUP 10 MAXBURST 3", "ERR MAXBURST: cannot be combined with WARMUP"},
+        {"5 MAXBURST 3 WARMUP 10", "ERR WARMUP: cannot be combined with MAXBURST"},
+        {"5 MAXBURST -1", "ERR MAXBURST: must be an integer between 0 and 1000000000000"},
+        {"5 MAXWAIT -1", "ERR MAXWAIT: must be an integer between 0 and 1000000000000"},
+        {"5 COST 0", "ERR COST: must be an integer between 1 and 1000000000000"},
+        {"5 COST 1000000000001", "ERR COST: must be an integer between 1 and 1000000000000"},
+        {"0.001 COST 1000000000", "ERR COST: COST / permits_per_second must not exceed 1000000000000 ms"},
+        {"0.001 WARMUP 10 COLDFACTOR 1000 COST 1000000",
+         "ERR COST: COST * COLDFACTOR / permits_per_second must not exceed 1000000000000 ms"},
+        {"5 FOO", "ERR 'FOO': not an option of rl.smooth"},
+        {"5 REFUND 1", "ERR 'REFUND': not an option of rl.smooth"},
+        {"5 ATMOST", "ERR 'ATMOST': not an option of rl.smooth"},
+        {"5 NODELAY", "ERR 'NODELAY': not an option of rl.smooth"},
+        {"5 COST 1 COST 2", "ERR COST: given more than once"},
+        {"5 DRYRUN DRYRUN", "ERR DRYRUN: given more than once"},
+    };
+    static const char *const keys[] = {"bi:smooth", MISSING_KEY};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int k = 0; k < 2; k++) {
+            argv_t a;
+            a_reset(&a);
+            a_str(&a, "RL.SMOOTH");
+            a_str(&a, keys[k]);
+            a_words(&a, cases[i].args);
+            const char *want = !cases[i].error ? rate_err : strcmp(cases[i].error, "C") == 0 ? cold_err : cases[i].error;
+            expect_error(&a, want);
+        }
+    /* Binary junk in the number. */
+    static const bin junk[] = {B("5\0"), B("\0" "5"), B("5\r\n"), B("\xff"), B("0.5\0" "1")};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        argv_t a;
+        a_reset(&a);
+        a_str(&a, "RL.SMOOTH");
+        a_str(&a, "bi:smooth");
+        a_bin(&a, junk[i].p, junk[i].n);
+        expect_error(&a, rate_err);
+    }
+    /* Every other kind of key is the wrong type, whatever the options. */
+    static const char *const variants[] = {"5", "5 DRYRUN", "2.5 WARMUP 4000 COST 3", "0.5 MAXBURST 0 MAXWAIT 10 BLOCK"};
+    for (size_t k = 0; k < sizeof typed_keys / sizeof typed_keys[0]; k++) {
+        if (strcmp(typed_kinds[k], "rl-smooth") == 0) continue;
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            argv_t a;
+            a_reset(&a);
+            a_str(&a, "RL.SMOOTH");
+            a_str(&a, typed_keys[k]);
+            a_words(&a, variants[v]);
+            expect_error(&a, WRONGTYPE);
+        }
+    }
+    /* States RL.SETSTATE must refuse: an unknown mode, rates, periods and cold factors out of range,
+     * negative or far too many stored permits, a ticket beyond any clock. */
+    static const char *const bad_states[] = {
+        "0 1000000 1000 0 0 0",        "3 1000000 1000 0 0 0",           "1 0 1000 0 0 0",
+        "1 1000000000000001 1000 0 0 0", "1 1000000 -1 0 0 0",           "1 1000000 1000 3000000 0 0",
+        "2 1000000 0 3000000 0 0",     "2 1000000 1000 999999 0 0",      "2 1000000 1000 1000000001 0 0",
+        "1 1000000 1000 0 -4616189618054758400 0", /* -1.0 stored */
+        "1 1000000 1000 0 4636737291354636288 0",  /* 100.0 stored, max 1 */
+        "1 1000000 1000 0 0 9223372036854775807"};
+    for (size_t i = 0; i < sizeof bad_states / sizeof bad_states[0]; i++) {
+        argv_t a;
+        a_reset(&a);
+        a_str(&a, "RL.SETSTATE");
+        a_str(&a, "bi:smooth");
+        a_str(&a, "SMOOTH");
+        a_words(&a, bad_states[i]);
+        expect_error(&a, "ERR state: not a valid state of this kind");
+    }
+}
 
 static void test_foreign_logs(void) {
     /* Odd scores and members: a well-formed reply, the log within limit + 1, the connection in step. */
@@ -970,7 +1060,8 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
     p->kind = P_ERR;
     long long v;
     const char *kind = a->argc < 3 ? "" : eq_ci(a->v[2], a->l[2], "TOKEN") ? "rl-tokens" : eq_ci(a->v[2], a->l[2], "LEAKY") ? "rl-leakyb"
-                                          : eq_ci(a->v[2], a->l[2], "WINDOW") ? "rl-window" : NULL;
+                                          : eq_ci(a->v[2], a->l[2], "WINDOW") ? "rl-window"
+                                          : eq_ci(a->v[2], a->l[2], "SMOOTH") ? "rl-smooth" : NULL;
     if (a->argc == 3) {
         /* The compact form: a kind letter, n words, an expiry (LE), 9 + 8n bytes; then the module's call. */
         const unsigned char *b = (const unsigned char *)a->v[2];
@@ -980,12 +1071,12 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
         for (int i = 7; well_formed && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[len - 8 + i]);
         if (!well_formed) {
             snprintf(p->error, sizeof p->error, "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])");
-        } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W') {
+        } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W' && b[0] != 'G') {
             snprintf(p->error, sizeof p->error, "ERR state: unknown kind");
         } else if (expiry < 1) {
             snprintf(p->error, sizeof p->error, "ERR state: no valid expiry");
         } else {
-            const char *want = b[0] == 'T' ? "rl-tokens" : b[0] == 'L' ? "rl-leakyb" : "rl-window";
+            const char *want = b[0] == 'T' ? "rl-tokens" : b[0] == 'L' ? "rl-leakyb" : b[0] == 'W' ? "rl-window" : "rl-smooth";
             p->kind = P_SETSTATE_VALID_OR_INVALID;
             snprintf(p->error, sizeof p->error, "%s",
                      strcmp(keytype, "none") == 0 || strcmp(keytype, want) == 0 ? "OK" : WRONGTYPE);
@@ -998,7 +1089,7 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
     if (a->argc < 5) {
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
     } else if (!kind) {
-        snprintf(p->error, sizeof p->error, "ERR kind: must be one of TOKEN, LEAKY, WINDOW");
+        snprintf(p->error, sizeof p->error, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
     } else if (!strict_ll(a->v[3], a->l[3], &v)) {
         snprintf(p->error, sizeof p->error, "ERR w0: must be an integer");
     } else if (a->argc > end + 2) {
@@ -1290,6 +1381,7 @@ static void setup_keys(void) {
     static const char *const lines[] = {
         "RL.TOKEN bi:tok 10 1 1000 COST 3",         "RL.LEAKY bi:leak 10 1 1000 COST 3",
         "RL.WINDOW bi:win 10 1000 COST 3",          "RL.SLIDINGLOG bi:log 10 1000 COST 3",
+        "RL.SMOOTH bi:smooth 2.5 WARMUP 4000 COST 3",
         "SET bi:str hello",                         "RPUSH bi:list a b c",
         "HSET bi:hash f v",                         "SADD bi:set a b",
         "ZADD bi:zset 1 a 2 b",
@@ -1334,6 +1426,7 @@ int main(void) {
     test_setstate();
     test_clock();
     test_boundaries();
+    test_smooth();
     test_foreign_logs();
     test_fuzz();
     if (!connection_lost) CHECK(cmd_status_is(c, "PONG", "PING"));

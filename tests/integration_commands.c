@@ -264,6 +264,7 @@ static void test_command_info(void) {
         {"RL.LEAKY", -5, "write denyoom fast"},     {"RL.LEAKY_RO", -5, "readonly fast"},
         {"RL.WINDOW", -4, "write denyoom fast"},    {"RL.WINDOW_RO", -4, "readonly fast"},
         {"RL.SLIDINGLOG", -4, "write denyoom"},     {"RL.SLIDINGLOG_RO", -4, "readonly"},
+        {"RL.SMOOTH", -3, "write denyoom fast"},    {"RL.SMOOTH_RO", -3, "readonly fast"},
         {"RL.SETSTATE", -3, "write denyoom fast"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -348,6 +349,12 @@ static void test_command_docs(void) {
     static const char *const leaky_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token",
                                               "pure-token", "pure-token", "integer"};
     check_docs("rl.leaky", "1.0.0", "O(1)", leaky_args, leaky_types, 9);
+    static const char *const smooth_args[] = {"key", "permits_per_second", "WARMUP", "COLDFACTOR", "MAXBURST", "COST",
+                                              "MAXWAIT", "DRYRUN", "BLOCK"};
+    static const char *const smooth_types[] = {"key", "double", "integer", "double", "integer", "integer",
+                                               "integer", "pure-token", "pure-token"};
+    check_docs("rl.smooth", "1.2.0", "O(1)", smooth_args, smooth_types, 9);
+    check_docs("rl.smooth_ro", "1.2.0", "O(1)", smooth_args, smooth_types, 7);
 }
 
 /* --- INFO ratelimit ---------------------------------------------------------------------------------- */

@@ -63,6 +63,11 @@ static void workload(server *s, redisContext *c) {
         "RL.TOKEN_RO t1 10 1 1000 COST 3", "RL.WINDOW w1 5 1000 COST 9 ATMOST", "RL.TOKEN t3 10 1 1000 COST 5",
         "RL.TOKEN t3 10 1 1000 REFUND 2", "RL.LEAKY l1 3 1 1000 REFUND 1", "INFO ratelimit", "RL.RESET {a}t {a}w {a}l",
         "RL.RESET t2 str",
+        /* RL.SMOOTH: both forms, a rate change, MAXWAIT refused, its errors, six words through SETSTATE */
+        "RL.SMOOTH g1 5", "RL.SMOOTH g1 5 COST 20", "RL.SMOOTH g1 2.5 MAXWAIT 10", "RL.SMOOTH g2 2 WARMUP 4000",
+        "RL.SMOOTH g2 2 WARMUP 4000 COLDFACTOR 2.5 DRYRUN", "RL.SMOOTH_RO g1 5", "RL.SMOOTH g1 x",
+        "RL.SMOOTH g1 5 COLDFACTOR 2", "RL.SMOOTH str 5", "RL.SETSTATE g3 SMOOTH 1 5000000 1000 0 0 0 PXAT 4102444800000",
+        "RL.SETSTATE g3 SMOOTH 7 5000000 1000 0 0 0", "COPY g1 g1copy", "DEBUG RELOAD", "RL.SMOOTH g1copy 5",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
     for (int i = 0; i < 300; i++) {

@@ -186,6 +186,8 @@ static const family families[] = {
     {"RL.WINDOW", "wsl", "15 1000 SLIDING"},
     {"RL.SLIDINGLOG", "log", "6 800"},
     {"RL.SLIDINGLOG", "lgap", "6 800 MINGAP 40"},
+    {"RL.SMOOTH", "smb", "5.5 MAXBURST 2000 MAXWAIT 1500"},
+    {"RL.SMOOTH", "smw", "2.25 WARMUP 3000 COLDFACTOR 2.5"},
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 
@@ -210,8 +212,14 @@ static int mixer_append(mixer *m, redisContext *c) {
     if (rnd(&m->r) % 20 == 0) {
         /* RL.SETSTATE sent by a client (replicated verbatim): a valid state of each kind, with or without
          * an absolute expiry (far in the future in real time). */
-        int k = (int)(rnd(&m->r) % 6);
+        int k = (int)(rnd(&m->r) % 8);
         long long us = m->clock_ms * 1000;
+        if (k >= 6) { /* RL.SMOOTH's six words: bursty 5.5/s over 2 s, 3.0 stored (its binary64 bits) */
+            cmdline_append(c, "RL.SETSTATE %s:set:%d SMOOTH 1 5500000 2000 0 4613937818241073152 %lld%s", m->prefix, k,
+                           us + rnd_in(&m->r, 0, 1000000), k == 6 ? " PXAT 4102444800000" : "");
+            m->calls++;
+            return n + 1;
+        }
         static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW"};
         long long w0 = k % 3 == 2 ? 0 : us + rnd_in(&m->r, 0, 5000000), w1 = rnd_in(&m->r, 0, 9);
         cmdline_append(c, "RL.SETSTATE %s:set:%d %s %lld %lld%s", m->prefix, k, kinds[k % 3], w0, w1,
@@ -221,7 +229,7 @@ static int mixer_append(mixer *m, redisContext *c) {
     }
     const family *f = &families[rnd(&m->r) % NFAMILIES];
     int key = (int)(rnd(&m->r) % (uint64_t)m->nkeys);
-    long long cost = rnd_in(&m->r, 0, 3);
+    long long cost = rnd_in(&m->r, f->cmd[3] == 'S' && f->cmd[4] == 'M' ? 1 : 0, 3); /* RL.SMOOTH: COST >= 1 */
     cmdline_append(c, "%s %s:%s:%d %s COST %lld%s", f->cmd, m->prefix, f->tag, key, f->params, cost,
                    rnd(&m->r) % 10 == 0 ? " DRYRUN" : "");
     m->calls++;
@@ -415,6 +423,18 @@ static void test_many_clients_frozen(void) {
     freeReplyObject(z);
     r = rl(c, "RL.SLIDINGLOG mc:log 300 10000 COST 0 DRYRUN");
     CHECK(r.ok && r.allowed == 0 && r.remaining == 0);
+
+    /* Guava's RateLimiter at 10/s with nothing stored (MAXBURST 0), MAXWAIT 29999 ms: every reservation
+     * gets its own ticket, 100 ms after the one before, so exactly 300 are granted, with waits 0, 100, ...,
+     * 29900, each given to exactly one client. */
+    h = hammer(s, "RL.SMOOTH mc:sm 10 MAXBURST 0 MAXWAIT 29999", 20, 0, 1);
+    CHECK_EQ(h.errors, 0);
+    CHECK_EQ(h.admitted, 300);
+    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
+    waits_ok = h.nwaits == 300;
+    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == 100 * i;
+    CHECK(waits_ok);
+    free(h.waits);
 
     redisFree(c);
     server_stop(s);

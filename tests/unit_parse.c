@@ -19,7 +19,7 @@ static const rl_option_spec options[] = {
     {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0},
 };
 static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT, 0}, {"window_ms", 1, RL_MAX_PERIOD_MS, 0}},
-                                 options, 5, 0, NULL, NULL};
+                                 options, 5, 0, NULL, NULL, NULL};
 
 typedef struct row {
     const char *args[8];

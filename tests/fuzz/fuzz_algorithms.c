@@ -12,7 +12,8 @@
  * entries: in the past, in the future, beyond the window, more than limit + 1 of them, mostly of weight 1
  * (a user's ZADD, an earlier version's one member per unit) and some heavy (this version's members).
  *
- * The first byte picks the limiter from the module's list (module/limiters.h), modulo its length. The
+ * The first byte picks the limiter from the module's list (module/limiters.h), modulo its length (RL.SMOOTH
+ * reserves, which breaks several promises below on purpose: tests/fuzz/fuzz_smooth.c fuzzes it). The
  * stand-in keeps the cell unless DRYRUN and forgets it when the reply says idle (reset_after_ms 0), as
  * module/store_cell.c does; it keeps the sorted set of RL.SLIDINGLOG as module/store_log.c does (a
  * refund's plan.drop newest units go, the entry left cut; entries above now move to now, the newest
@@ -1209,6 +1210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&ctx, 0, sizeof ctx);
     int fam = in_u8(&in) % NFAM;
     ctx.fam = fam;
+    if (fam == RL_LIM_SMOOTH) return -1; /* a reserving limiter: fuzz_smooth.c */
     if (!cell_algs[fam]) return run_slog(&in);
     return run_cells(&in, fam);
 }
