@@ -18,12 +18,12 @@
 #include "clock.h"
 #include "rl_module.h"
 
-#define RL_ALL_MAX_LIMITS 16
-
-/* The call's own options, before the first LIMIT: COST and DRYRUN, as every command has them. */
+/* The call's own options, before the first LIMIT: COST and DRYRUN, as every command has them, and WAIT
+ * (wait.c), whose timeout goes where the waiting commands put it. */
 static const rl_option_spec all_options[] = {{"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0},
-                                             {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0}};
-static const rl_syntax all_syntax = {"rl.all", 0, {{0}}, all_options, 2, 0, NULL, NULL, NULL};
+                                             {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0},
+                                             {"WAIT", RL_F_WAIT, RL_SLOT(params[RL_WAIT_PARAM]), 1, RL_MAX_PERIOD_MS, 0}};
+static const rl_syntax all_syntax = {"rl.all", 0, {{0}}, all_options, 3, 0, NULL, NULL, NULL};
 
 typedef struct all_call {
     int n;
@@ -98,11 +98,14 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
     return 0;
 }
 
-/* Parse the arguments after numkeys and the keys. Returns 0 or -1 with err. */
-static int parse_all(all_call *call, int nargs, const char **args, const size_t *lens, char err[RL_ERR_LEN]) {
+/* Parse the arguments after numkeys and the keys into call and the call's own request (whole). Returns 0 or
+ * -1 with err. */
+static int parse_all(all_call *call, rl_request *whole_out, int nargs, const char **args, const size_t *lens,
+                     char err[RL_ERR_LEN]) {
     rl_request whole;
     int at = rl_parse_clause(&all_syntax, nargs, args, lens, &whole, err);
     if (at < 0) return -1;
+    *whole_out = whole;
     whole.now_us = rl_clock_now_us();
     for (int i = 0; i < call->n; i++)
         if (parse_clause(call, i, nargs, args, lens, &at, &whole, err) != 0) return -1;
@@ -145,22 +148,28 @@ static void describe_unwritten(RedisModuleCtx *ctx, all_call *call, int i) {
     }
 }
 
-static int send_all_reply(RedisModuleCtx *ctx, const all_call *call, int allowed) {
-    rl_reply replies[RL_ALL_MAX_LIMITS];
-    int64_t retry = -1, reset = 0;
+/* The call's answer: the verdict, the largest retry of the denying limits (-1 if one never admits), the
+ * largest reset, and every limit's reply. */
+static void fill_outcome(const all_call *call, int allowed, rl_outcome *o) {
+    o->error = NULL;
+    o->all = 1;
+    o->with_granted = 0;
+    o->n = call->n;
+    o->allowed = allowed;
+    o->retry_after_ms = -1;
+    o->reset_after_ms = 0;
     for (int i = 0; i < call->n; i++) {
-        replies[i] = call->p[i].reply;
-        if (replies[i].reset_after_ms > reset) reset = replies[i].reset_after_ms;
+        o->replies[i] = call->p[i].reply;
+        if (o->replies[i].reset_after_ms > o->reset_after_ms) o->reset_after_ms = o->replies[i].reset_after_ms;
     }
     for (int i = 0; !allowed && i < call->n; i++) {
-        if (replies[i].allowed) continue;
-        if (replies[i].retry_after_ms < 0) {
-            retry = -1;
+        if (o->replies[i].allowed) continue;
+        if (o->replies[i].retry_after_ms < 0) {
+            o->retry_after_ms = -1;
             break;
         }
-        if (replies[i].retry_after_ms > retry) retry = replies[i].retry_after_ms;
+        if (o->replies[i].retry_after_ms > o->retry_after_ms) o->retry_after_ms = o->replies[i].retry_after_ms;
     }
-    return rl_send_all_reply(ctx, allowed, retry, reset, replies, call->n);
 }
 
 /* Where the keys are, for Redis: Redis 7.0 routes a module command in a cluster (MOVED, CROSSSLOT) by its
@@ -172,15 +181,9 @@ static int report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     return REDISMODULE_OK;
 }
 
-/* Count a call that failed with err, and reply it. */
-static int fail(RedisModuleCtx *ctx, const char *err) {
-    rl_stats[RL_STAT_ALL].errors++;
-    return RedisModule_ReplyWithError(ctx, err);
-}
-
 /* Count a decided call: its verdict, and for every limit the units it took and the key it made. */
-static void count_all(const all_call *call, int allowed) {
-    rl_counters *stats = &rl_stats[RL_STAT_ALL], per_limit = {0};
+static void count_all(rl_counters *stats, const all_call *call, int allowed) {
+    rl_counters per_limit = {0};
     stats->admitted += allowed;
     stats->denied += !allowed;
     for (int i = 0; allowed && i < call->n; i++) rl_count(&per_limit, &call->p[i]);
@@ -188,56 +191,91 @@ static void count_all(const all_call *call, int allowed) {
     stats->keys_created += per_limit.keys_created;
 }
 
-int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    if (RedisModule_IsKeysPositionRequest(ctx)) return report_keys(ctx, argv, argc);
-    rl_stats[RL_STAT_ALL].calls++;
-    if (argc < 6) {
-        rl_stats[RL_STAT_ALL].errors++;
-        return RedisModule_WrongArity(ctx);
-    }
+#define ALL_MAX_ARGS (RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 5)
+
+/* numkeys, the arguments, distinct keys: 0, or -1 with err (a NULL err: the wrong number of arguments). */
+static int parse_call(RedisModuleString **argv, int argc, all_call *call, rl_request *whole, char err[RL_ERR_LEN]) {
     long long n;
-    if (RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK || n < 1 || n > RL_ALL_MAX_LIMITS) {
-        char err[RL_ERR_LEN];
-        rl_range_error(err, "numkeys", 1, RL_ALL_MAX_LIMITS);
-        return fail(ctx, err);
+    if (argc < 6) {
+        err[0] = '\0';
+        return -1;
     }
+    if (RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK || n < 1 || n > RL_ALL_MAX_LIMITS)
+        return rl_range_error(err, "numkeys", 1, RL_ALL_MAX_LIMITS);
     int nargs = argc - 2 - (int)n;
-    if (nargs < 0 || nargs > RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3) {
-        rl_stats[RL_STAT_ALL].errors++;
-        return RedisModule_WrongArity(ctx);
+    if (nargs < 0 || nargs > ALL_MAX_ARGS) {
+        err[0] = '\0';
+        return -1;
     }
-
-    all_call call;
-    memset(&call, 0, sizeof call);
-    call.n = (int)n;
-    RedisModuleString **keys = argv + 2;
-    const char *args[RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3];
-    size_t lens[RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 3];
+    memset(call, 0, sizeof *call);
+    call->n = (int)n;
+    const char *args[ALL_MAX_ARGS];
+    size_t lens[ALL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[2 + n + i], &lens[i]);
-    char err[RL_ERR_LEN];
-    if (parse_all(&call, nargs, args, lens, err) != 0 || same_keys(keys, call.n, err)) return fail(ctx, err);
+    if (parse_all(call, whole, nargs, args, lens, err) != 0 || same_keys(argv + 2, call->n, err)) return -1;
+    return 0;
+}
 
-    /* Prepare every limit; the first error ends the call with nothing written. */
+/* Prepare every limit (the first error ends the call with nothing written), then commit all or describe
+ * all, release, count in stats (NULL: not), and fill o. */
+static void run_call(RedisModuleCtx *ctx, all_call *call, RedisModuleString **keys, rl_counters *stats, rl_outcome *o) {
     const char *failed = NULL;
     int prepared = 0, allowed = 1;
-    for (; prepared < call.n && !failed; prepared++) {
-        rl_pending *p = &call.p[prepared];
-        *p = (rl_pending){.lim = call.lim[prepared], .req = &call.req[prepared], .keyname = keys[prepared]};
-        failed = p->lim->steps->prepare(ctx, p, err);
-        if (failed == err) name_clause(err, prepared);
+    for (; prepared < call->n && !failed; prepared++) {
+        rl_pending *p = &call->p[prepared];
+        *p = (rl_pending){.lim = call->lim[prepared], .req = &call->req[prepared], .keyname = keys[prepared]};
+        failed = p->lim->steps->prepare(ctx, p, o->errbuf);
+        if (failed == o->errbuf) name_clause(o->errbuf, prepared);
         allowed &= (int)p->reply.allowed;
     }
     if (!failed) {
-        int dryrun = (call.req[0].flags & RL_F_DRYRUN) != 0;
-        for (int i = 0; i < call.n; i++) {
+        int dryrun = (call->req[0].flags & RL_F_DRYRUN) != 0;
+        for (int i = 0; i < call->n; i++) {
             if (!allowed)
-                describe_unwritten(ctx, &call, i);
-            else if (!dryrun && call.p[i].changes)
-                rl_commit(ctx, &call.p[i]);
+                describe_unwritten(ctx, call, i);
+            else if (!dryrun && call->p[i].changes)
+                rl_commit(ctx, &call->p[i]);
         }
     }
-    for (int i = 0; i < prepared; i++) call.p[i].lim->steps->release(ctx, &call.p[i]);
-    if (failed) return fail(ctx, failed);
-    count_all(&call, allowed);
-    return send_all_reply(ctx, &call, allowed);
+    for (int i = 0; i < prepared; i++) call->p[i].lim->steps->release(ctx, &call->p[i]);
+    if (failed) {
+        if (stats) stats->errors++;
+        o->error = failed;
+        return;
+    }
+    if (stats) count_all(stats, call, allowed);
+    fill_outcome(call, allowed, o);
+}
+
+void rl_all_decide(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, uint32_t add_flags, rl_counters *stats,
+                   rl_outcome *o) {
+    all_call call;
+    rl_request whole;
+    if (parse_call(argv, argc, &call, &whole, o->errbuf) != 0) { /* it parsed when it came */
+        if (!o->errbuf[0]) snprintf(o->errbuf, RL_ERR_LEN, "ERR wrong number of arguments for 'rl.all' command");
+        o->error = o->errbuf;
+        return;
+    }
+    for (int i = 0; i < call.n; i++) call.req[i].flags |= add_flags;
+    run_call(ctx, &call, argv + 2, stats, o);
+}
+
+int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (RedisModule_IsKeysPositionRequest(ctx)) return report_keys(ctx, argv, argc);
+    rl_counters *stats = &rl_stats[RL_STAT_ALL];
+    stats->calls++;
+    all_call call;
+    rl_request whole;
+    char err[RL_ERR_LEN];
+    if (parse_call(argv, argc, &call, &whole, err) != 0) {
+        stats->errors++;
+        return err[0] ? RedisModule_ReplyWithError(ctx, err) : RedisModule_WrongArity(ctx);
+    }
+    if ((whole.flags & RL_F_WAIT) || rl_waiters)
+        return rl_wait_call(ctx, NULL, argv, argc,
+                            (whole.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? whole.params[RL_WAIT_PARAM] : 0,
+                            whole.flags, argv + 2, call.n, stats);
+    rl_outcome o;
+    run_call(ctx, &call, argv + 2, stats, &o);
+    return rl_send_outcome(ctx, &o);
 }

@@ -13,6 +13,7 @@
 #include "../algorithms/rl_common.h"
 #include "compat.h"
 #include "parse.h"
+#include "rl_module.h"
 
 #define FROZEN_EXTRA_TTL_MS 3600000LL
 
@@ -61,6 +62,8 @@ static int time_range_error(RedisModuleCtx *ctx, const char *name, const char *m
     return RedisModule_ReplyWithError(ctx, err);
 }
 
+int rl_clock_frozen(void) { return clock_frozen; }
+
 static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (argc < 2) return RedisModule_WrongArity(ctx);
     size_t len;
@@ -81,6 +84,7 @@ static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     } else {
         return RedisModule_ReplyWithError(ctx, "ERR subcommand: must be SET <unix_ms>, ADVANCE <ms>, GET or REAL");
     }
+    rl_wait_clock_moved(ctx); /* waiters may fit now */
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 

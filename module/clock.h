@@ -21,6 +21,9 @@ int64_t rl_clock_now_us(void);
  * so the key outlives a test and the same idle instant always gives the same expiry. */
 int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us);
 
+/* 1 while RL.CLOCK holds the clock frozen. */
+int rl_clock_frozen(void);
+
 /* Registers RL.CLOCK. Called only when the module is loaded with `test-clock`. */
 int rl_clock_register(RedisModuleCtx *ctx);
 

@@ -30,47 +30,86 @@ void rl_commit(RedisModuleCtx *ctx, rl_pending *p) {
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
 }
 
-static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim,
-                              const rl_syntax *syntax, rl_counters *stats) {
-    stats->calls++;
-    int nargs = argc - 2;
-    if (nargs < syntax->nparams || nargs > RL_MAX_ARGS) {
-        stats->errors++;
-        return RedisModule_WrongArity(ctx);
-    }
-
-    const char *args[RL_MAX_ARGS];
-    size_t lens[RL_MAX_ARGS];
-    for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
-    rl_request req;
-    char err[RL_ERR_LEN];
-    if (rl_parse(syntax, nargs, args, lens, &req, err) != 0) {
-        stats->errors++;
-        return RedisModule_ReplyWithError(ctx, err);
-    }
-    if (syntax->excluded & RL_F_DRYRUN) req.flags |= RL_F_DRYRUN; /* a read-only form */
-    req.now_us = rl_clock_now_us();
-
+/* Decide a parsed request on its key: prepare, commit unless DRYRUN or nothing changes, release. Fills the
+ * reply and returns NULL, or returns the error to reply. Counts the call's verdict in stats (NULL: not). */
+static const char *decide(RedisModuleCtx *ctx, const rl_limiter *lim, const rl_request *req, RedisModuleString *key,
+                          rl_counters *stats, rl_reply *reply, char err[RL_ERR_LEN]) {
     /* Only what prepare does not always set: the effect is filled by prepare (no memset on the hot path). */
     rl_pending p;
     p.lim = lim;
-    p.req = &req;
-    p.keyname = argv[1];
+    p.req = req;
+    p.keyname = key;
     p.key = NULL;
     p.changes = p.creates = 0;
     const char *failed = lim->steps->prepare(ctx, &p, err);
-    if (!failed && p.changes && !(req.flags & RL_F_DRYRUN)) rl_commit(ctx, &p);
+    if (!failed && p.changes && !(req->flags & RL_F_DRYRUN)) rl_commit(ctx, &p);
     lim->steps->release(ctx, &p);
     if (failed) {
-        stats->errors++;
-        return RedisModule_ReplyWithError(ctx, failed);
+        if (stats) stats->errors++;
+        return failed;
     }
-    rl_count(stats, &p);
+    if (stats) rl_count(stats, &p);
+    *reply = p.reply;
+    return NULL;
+}
 
-    if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && p.reply.allowed && p.reply.wait_ms > 0 &&
+/* Parse argv (command, key, arguments) with syntax; 0, or -1 with err. */
+static int parse_call(const rl_syntax *syntax, RedisModuleString **argv, int argc, rl_request *req,
+                      char err[RL_ERR_LEN]) {
+    int nargs = argc - 2;
+    const char *args[RL_MAX_ARGS];
+    size_t lens[RL_MAX_ARGS];
+    for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
+    if (rl_parse(syntax, nargs, args, lens, req, err) != 0) return -1;
+    if (syntax->excluded & RL_F_DRYRUN) req->flags |= RL_F_DRYRUN; /* a read-only form */
+    req->now_us = rl_clock_now_us();
+    return 0;
+}
+
+void rl_limiter_decide(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
+                       uint32_t add_flags, int64_t cost, rl_counters *stats, rl_outcome *o) {
+    rl_request req;
+    o->all = 0;
+    o->n = 1;
+    o->error = NULL;
+    if (parse_call(lim->syntax, argv, argc, &req, o->errbuf) != 0) { /* it parsed when it came */
+        o->error = o->errbuf;
+        return;
+    }
+    req.flags |= add_flags;
+    if (cost >= 0) req.cost = cost;
+    o->with_granted = (req.flags & RL_F_ATMOST) != 0;
+    o->error = decide(ctx, lim, &req, argv[1], stats, &o->replies[0], o->errbuf);
+    o->allowed = o->replies[0].allowed;
+    o->retry_after_ms = o->replies[0].retry_after_ms;
+}
+
+static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim,
+                              const rl_syntax *syntax, rl_counters *stats) {
+    stats->calls++;
+    if (argc - 2 < syntax->nparams || argc - 2 > RL_MAX_ARGS) {
+        stats->errors++;
+        return RedisModule_WrongArity(ctx);
+    }
+    rl_request req;
+    char err[RL_ERR_LEN];
+    if (parse_call(syntax, argv, argc, &req, err) != 0) {
+        stats->errors++;
+        return RedisModule_ReplyWithError(ctx, err);
+    }
+    /* WAIT, or waiters on some key: their order decides (wait.c). */
+    if ((req.flags & RL_F_WAIT) || rl_waiters)
+        return rl_wait_call(ctx, lim, argv, argc,
+                            (req.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? req.params[RL_WAIT_PARAM] : 0,
+                            req.flags, &argv[1], 1, stats);
+
+    rl_reply reply;
+    const char *failed = decide(ctx, lim, &req, argv[1], stats, &reply, err);
+    if (failed) return RedisModule_ReplyWithError(ctx, failed);
+    if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && reply.allowed && reply.wait_ms > 0 &&
         rl_can_block(ctx))
-        return rl_hold_reply(ctx, &p.reply);
-    return rl_send_reply(ctx, &p.reply, (req.flags & RL_F_ATMOST) != 0);
+        return rl_hold_reply(ctx, lim, argv, argc, &reply);
+    return rl_send_reply(ctx, &reply, (req.flags & RL_F_ATMOST) != 0);
 }
 
 /* --- the table, generated from the list ---------------------------------------------------------------
@@ -209,8 +248,9 @@ static RedisModuleCommandArg all_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
     OPTIONAL_ARG("COST", REDISMODULE_ARG_TYPE_INTEGER, "COST"),
     OPTIONAL_ARG("DRYRUN", REDISMODULE_ARG_TYPE_PURE_TOKEN, "DRYRUN"),
+    OPTIONAL_ARG("WAIT", REDISMODULE_ARG_TYPE_INTEGER, "WAIT"),
     {.name = "spec", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1, .token = "LIMIT",
-     .summary = "TOKEN|LEAKY|WINDOW|SLIDINGLOG and that command's arguments after the key, one per key",
+     .summary = "TOKEN|LEAKY|WINDOW|SLIDINGLOG|SMOOTH and that command's arguments after the key, one per key",
      .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN},
     {0}};
 

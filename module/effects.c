@@ -53,6 +53,7 @@ static consumers probe(RedisModuleCtx *ctx) {
 }
 
 int rl_effects_on(RedisModuleCtx *ctx) {
+    if (rl_effects_forced) return 1;
     if (state == CONSUMERS_UNKNOWN) state = probe(ctx);
     if (state == CONSUMERS_MAYBE) return 1;
     RedisModule_ReplicateVerbatim(ctx); /* propagates nothing here; counts the change for save points */

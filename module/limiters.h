@@ -45,6 +45,6 @@ extern const rl_syntax rl_syntaxes[RL_NLIMITERS];
 extern const rl_syntax rl_syntaxes_ro[RL_NLIMITERS];
 
 /* The options a read-only form does not take: it never writes, and never holds its reply. */
-#define RL_RO_EXCLUDED (RL_F_DRYRUN | RL_F_BLOCK)
+#define RL_RO_EXCLUDED (RL_F_DRYRUN | RL_F_BLOCK | RL_F_WAIT)
 
 #endif

@@ -43,55 +43,8 @@ int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted) 
     return REDISMODULE_OK;
 }
 
-/* --- BLOCK: the reply held server-side for wait_ms ---------------------------------------------------
- *
- * The decision (and its replication) happened at admission; only the reply waits. The client is blocked
- * as by BLPOP, and a module timer unblocks it after wait_ms with the reply as private data. If the client
- * disconnects meanwhile, the timer still fires and UnblockClient lets Redis free everything through
- * held_free: nothing leaks and the request costs nothing more. */
-
-typedef struct held_reply {
-    RedisModuleBlockedClient *client;
-    rl_reply reply;
-} held_reply;
-
-static int held_send(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    (void)argv;
-    (void)argc;
-    held_reply *held = RedisModule_GetBlockedClientPrivateData(ctx);
-    return rl_send_reply(ctx, &held->reply, 0);
-}
-
-/* A client that disconnects stops waiting at once (its free callback comes when the timer fires). */
-static void held_disconnected(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc) {
-    (void)ctx;
-    (void)bc;
-    rl_clients_waiting--;
-}
-
-static void held_free(RedisModuleCtx *ctx, void *privdata) {
-    if (!RedisModule_BlockedClientDisconnected(ctx)) rl_clients_waiting--;
-    RedisModule_Free(privdata);
-}
-
-static void held_release(RedisModuleCtx *ctx, void *data) {
-    (void)ctx;
-    held_reply *held = data;
-    RedisModule_UnblockClient(held->client, held);
-}
-
-int rl_can_block(RedisModuleCtx *ctx) {
-    int flags = RedisModule_GetContextFlags(ctx);
-    return !(flags & (REDISMODULE_CTX_FLAGS_MULTI | REDISMODULE_CTX_FLAGS_LUA | REDISMODULE_CTX_FLAGS_DENY_BLOCKING |
-                      REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
-}
-
-int rl_hold_reply(RedisModuleCtx *ctx, const rl_reply *reply) {
-    held_reply *held = RedisModule_Alloc(sizeof *held);
-    held->reply = *reply;
-    held->client = RedisModule_BlockClient(ctx, held_send, NULL, held_free, 0);
-    RedisModule_SetDisconnectCallback(held->client, held_disconnected);
-    rl_clients_waiting++;
-    RedisModule_CreateTimer(ctx, reply->wait_ms, held_release, held);
-    return REDISMODULE_OK;
+int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o) {
+    if (o->error) return RedisModule_ReplyWithError(ctx, o->error);
+    if (o->all) return rl_send_all_reply(ctx, o->allowed, o->retry_after_ms, o->reset_after_ms, o->replies, o->n);
+    return rl_send_reply(ctx, &o->replies[0], o->with_granted);
 }

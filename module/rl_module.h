@@ -107,6 +107,9 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * change for save points). rl_effects_state: 1 (replicated, for good), 0 (skipped), -1 (asked at the next
  * write). rl_effects_register subscribes to the server events that may bring a consumer (OnLoad). */
 int rl_effects_on(RedisModuleCtx *ctx);
+/* Non-zero while wait.c decides in a timer's or a blocked client's context: effects are always built there
+ * (there is no command to replicate verbatim). */
+extern int rl_effects_forced;
 int rl_effects_state(void);
 int rl_effects_register(RedisModuleCtx *ctx);
 
@@ -130,9 +133,45 @@ int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted);
  * them under "limits"). */
 int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
                       const rl_reply *limits, int n);
+/* What one call answers: an error, one limiter's reply, or RL.ALL's (the verdict, retry and reset, then a
+ * reply per limit). allowed and retry_after_ms are the call's either way. */
+#define RL_ALL_MAX_LIMITS 16
+typedef struct rl_outcome {
+    const char *error;        /* NULL, or the error to reply: errbuf, or a constant such as WRONGTYPE */
+    char errbuf[RL_ERR_LEN];
+    int all;                  /* RL.ALL's shape */
+    int with_granted;         /* ATMOST: `granted` seventh */
+    int n;                    /* replies */
+    int64_t allowed, retry_after_ms, reset_after_ms;
+    rl_reply replies[RL_ALL_MAX_LIMITS];
+} rl_outcome;
+int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o);
+
+/* Decide a call again from its arguments (command, key or numkeys, ...) at the clock's time, as the command
+ * would, committing what it admits: a limiter's (command.c; cost >= 0 replaces the request's) or RL.ALL's
+ * (all.c). add_flags are or-ed into the request (RL_F_DRYRUN to look). Counts the verdict in stats (NULL:
+ * not). */
+void rl_limiter_decide(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
+                       uint32_t add_flags, int64_t cost, rl_counters *stats, rl_outcome *o);
+void rl_all_decide(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, uint32_t add_flags, rl_counters *stats,
+                   rl_outcome *o);
+
+/* wait.c: server-side waiting. */
+/* Clients waiting with WAIT: while there are none, commands skip every waiting check. */
+extern long long rl_waiters;
 /* 1 when this call may block its client (not in MULTI, a script, a replicated or loading stream). */
 int rl_can_block(RedisModuleCtx *ctx);
-/* Block the client and send reply after reply->wait_ms. */
-int rl_hold_reply(RedisModuleCtx *ctx, const rl_reply *reply);
+/* A call with WAIT timeout_ms (> 0; 0: a call that does not wait), or any call while clients wait: serve
+ * the waiters on its keys first (in arrival order), then decide it, and block it when it should wait. lim
+ * NULL: RL.ALL, whose keys are keys[0..nkeys). flags: the parsed request's (BLOCK is held as usual).
+ * stats: the command's counters (its call is counted). */
+int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc, int64_t timeout_ms,
+                 uint32_t flags, RedisModuleString **keys, int nkeys, rl_counters *stats);
+/* The module's clock was set or moved (RL.CLOCK): serve every waiter that may now fit. */
+void rl_wait_clock_moved(RedisModuleCtx *ctx);
+/* BLOCK: block the client and send reply (admitted with wait_ms) after reply->wait_ms, its fields made true
+ * at that moment by the call's arguments. */
+int rl_hold_reply(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
+                  const rl_reply *reply);
 
 #endif

@@ -12,18 +12,22 @@
 #define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts}
 #define OPT_COST(max) OPT_VALUE_X("COST", RL_F_COST, cost, 0, max, RL_F_REFUND)
 /* REFUND n gives back n units: it fills the cost slot (the algorithm reads it as a refund), so it takes the
- * place of COST, and admits nothing partially nor holds a reply. Its range is its command's COST range. */
-#define OPT_REFUND_UPTO(max) OPT_VALUE_X("REFUND", RL_F_REFUND, cost, 0, max, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK)
+ * place of COST, and admits nothing partially nor holds a reply or waits. Its range is its command's COST
+ * range. */
+#define OPT_REFUND_UPTO(max) \
+    OPT_VALUE_X("REFUND", RL_F_REFUND, cost, 0, max, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK | RL_F_WAIT)
 #define OPT_REFUND OPT_REFUND_UPTO(RL_MAX_COUNT)
 /* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
 #define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
+/* WAIT timeout_ms: a denied request waits server-side for its turn (module/wait.c); a refund never waits. */
+#define OPT_WAIT OPT_VALUE_X("WAIT", RL_F_WAIT, params[RL_WAIT_PARAM], 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
 
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0}
 
 static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0),
-                                               OPT_REFUND, OPT_ATMOST};
+                                               OPT_REFUND, OPT_ATMOST, OPT_WAIT};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
 #define TOKEN_SINCE "1.0.0" /* COMMAND DOCS: the version that brought the command, and its _RO form */
@@ -42,7 +46,8 @@ static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
 
 static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
                                                 OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
-                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED), OPT_REFUND, OPT_ATMOST};
+                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED), OPT_REFUND, OPT_ATMOST,
+                                                OPT_WAIT};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
 #define WINDOW_SINCE "1.0.0"

@@ -327,10 +327,10 @@ static void check_docs(const char *name, const char *since, const char *complexi
 
 static void test_command_docs(void) {
     static const char *const token_args[] = {"key", "capacity", "refill_tokens", "refill_ms", "COST", "DRYRUN",
-                                             "INTERVAL", "REFUND", "ATMOST"};
+                                             "INTERVAL", "REFUND", "ATMOST", "WAIT"};
     static const char *const token_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token",
-                                              "pure-token", "integer", "pure-token"};
-    check_docs("rl.token", "1.0.0", "O(1)", token_args, token_types, 9);
+                                              "pure-token", "integer", "pure-token", "integer"};
+    check_docs("rl.token", "1.0.0", "O(1)", token_args, token_types, 10);
     static const char *const ro_args[] = {"key", "capacity", "refill_tokens", "refill_ms", "COST", "INTERVAL", "REFUND",
                                           "ATMOST"};
     static const char *const ro_types[] = {"key", "integer", "integer", "integer", "integer", "pure-token", "integer",

@@ -104,6 +104,51 @@ static void workload(server *s, redisContext *c) {
         "RL.SLIDINGLOG s1 3 1000 REFUND 1 COST 1"};
     for (size_t i = 0; i < sizeof refunds / sizeof refunds[0]; i++) run(c, refunds[i]);
 
+    /* WAIT and BLOCK (module/wait.c): waiters admitted by a clock step, one timed out, one that disconnects,
+     * one unblocked by CLIENT UNBLOCK and one by CLIENT UNBLOCK ERROR, an RL.ALL waiter, and held replies
+     * released by their timer, by CLIENT UNBLOCK and by a disconnect. */
+    run(c, "RL.CLOCK SET 1700000200000");
+    run(c, "RL.TOKEN wt1 1 1 1000");
+    run(c, "RL.TOKEN wt1 1 1 1000 WAIT 30"); /* the frozen clock never refills: its timeout answers */
+    static const char *const waits[] = {
+        "RL.TOKEN wt1 1 1 1000 WAIT 60000", "RL.TOKEN wt1 1 1 1000 WAIT 60000", "RL.TOKEN wt1 1 1 1000 WAIT 60000",
+        "RL.ALL 2 {w}a {w}b WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 1 1000", "RL.TOKEN wt1 1 1 1000 WAIT 60000",
+        "RL.LEAKY wt2 1 1 100", "RL.LEAKY wt3 1 1 100000"};
+    redisContext *w[7];
+    for (int i = 0; i < 7; i++) {
+        w[i] = server_connect(s);
+        redisAppendCommand(w[i], waits[i]);
+        int done = 0;
+        while (!done && redisBufferWrite(w[i], &done) == REDIS_OK) {}
+        sleep_ms(20);
+    }
+    run(c, "RL.LEAKY wt2 1 1 100 BLOCK");   /* held 100 ms on this connection, released by its timer */
+    run(c, "RL.ALL 2 {w}a {w}b LIMIT TOKEN 1 1 1000 LIMIT WINDOW 1 1000");
+    redisFree(w[1]);                         /* a waiter disconnects */
+    sleep_ms(30);
+    run(c, "RL.CLOCK ADVANCE 1000");         /* serves the first waiter and the RL.ALL one */
+    sleep_ms(30);
+    redisReply *ids = cmdline(c, "CLIENT LIST TYPE normal");
+    for (char *line = ids->str; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (strstr(line, " flags=b ")) {
+            long long id = atoll(strstr(line, "id=") + 3);
+            freeReplyObject(cmdline(c, id % 2 ? "CLIENT UNBLOCK %lld" : "CLIENT UNBLOCK %lld ERROR", id));
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    freeReplyObject(ids);
+    redisContext *held = server_connect(s); /* a held reply whose client goes away */
+    redisAppendCommand(held, "RL.LEAKY wt3 1 1 100000 BLOCK");
+    int sent = 0;
+    while (!sent && redisBufferWrite(held, &sent) == REDIS_OK) {}
+    sleep_ms(30);
+    redisFree(held);
+    for (int i = 0; i < 7; i++)
+        if (i != 1) redisFree(w[i]);
+    sleep_ms(50);
+
     /* RESTORE: a good payload, then a truncated one. */
     size_t len;
     char *dump = dump_key(c, "t1", &len);

@@ -1,0 +1,426 @@
+/* integration_wait.c -- WAIT (server-side waiting for RL.TOKEN, RL.WINDOW and RL.ALL) and BLOCK's held
+ * replies, with several real clients on a real redis-server:
+ *
+ *   1. first in, first out under the test clock: waiters are admitted one by one in arrival order as the
+ *      clock moves, each reply as a fresh call at that moment; a call without WAIT pipelined right behind a
+ *      clock step does not pass a waiter that fits; a bigger head holds the ones behind it;
+ *   2. timeouts: a request that cannot fit within its timeout is answered at once; one that waits longer
+ *      than its timeout gets the denial of that moment; WAIT 0 is an error, WAIT with REFUND too, the _RO
+ *      forms take no WAIT; MULTI and Lua answer at once;
+ *   3. CLIENT UNBLOCK (the denial of that moment) and CLIENT UNBLOCK ERROR (-UNBLOCKED); a waiter that
+ *      disconnects leaves nothing, and the one behind it is served;
+ *   4. exactness: 50 clients waiting on one token bucket and one fixed window while the clock steps: each
+ *      step admits exactly what the limit allows, never more, in arrival order;
+ *   5. RL.ALL WAIT on two keys; the real clock (timers, no clock steps);
+ *   6. only admissions are replicated: a replica ends byte-identical;
+ *   7. BLOCK (RL.LEAKY, RL.SMOOTH): the held reply's fields are true when it is sent, CLIENT UNBLOCK sends
+ *      it early, ERROR answers -UNBLOCKED.
+ * The closing line is "integration_wait: N passed, N failed". */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "server.h"
+
+#define T0 1700000000000LL
+
+static server *srv;
+static redisContext *c;
+
+static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
+static void advance(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK ADVANCE %lld", ms)); }
+static long long waiting(void) { return info_field(c, "ratelimit", "ratelimit_clients_waiting"); }
+
+static long long mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Until the module counts n waiting clients (up to 5 s). */
+static int wait_for_waiting(long long n) {
+    for (int i = 0; i < 500; i++) {
+        if (waiting() == n) return 1;
+        sleep_ms(10);
+    }
+    fprintf(stderr, "     %lld clients waiting, expected %lld\n", waiting(), n);
+    return 0;
+}
+
+/* A client that sent one command and has not read its reply yet. */
+typedef struct pending {
+    redisContext *c;
+    int answered;
+    rl_result r;
+} pending;
+
+static void send_line(redisContext *x, const char *line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    const char *argv[32];
+    size_t lens[32];
+    int n = split_words(buf, argv, lens, 32);
+    redisAppendCommandArgv(x, n, argv, lens);
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(x, &done) != REDIS_OK) break;
+}
+
+static pending start(const char *line) {
+    pending p = {server_connect(srv), 0, {0}};
+    send_line(p.c, line);
+    return p;
+}
+
+/* Read p's reply if it arrives within ms. */
+static int poll_reply(pending *p, int ms) {
+    if (p->answered) return 1;
+    struct pollfd fd = {p->c->fd, POLLIN, 0};
+    if (poll(&fd, 1, ms) <= 0) return 0;
+    redisReply *r = NULL;
+    if (redisGetReply(p->c, (void **)&r) != REDIS_OK || !r) return 0;
+    p->r = rl_of(r);
+    if (!p->r.ok && r->type == REDIS_REPLY_ERROR) snprintf(p->r.error, sizeof p->r.error, "%s", r->str);
+    freeReplyObject(r);
+    p->answered = 1;
+    return 1;
+}
+
+static void finish(pending *p) {
+    redisFree(p->c);
+    p->c = NULL;
+}
+
+/* The ids of the clients blocked in a command (CLIENT LIST's cmd=), lowest (earliest) first. */
+static int blocked_ids(const char *command, long long *ids, int max) {
+    redisReply *list = cmd(c, "CLIENT LIST");
+    char want[64];
+    snprintf(want, sizeof want, " cmd=%s ", command);
+    int n = 0;
+    for (char *line = list->str; line && *line && n < max;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (strstr(line, want) && strstr(line, " flags=b ")) ids[n++] = atoll(strstr(line, "id=") + 3);
+        line = nl ? nl + 1 : NULL;
+    }
+    freeReplyObject(list);
+    for (int i = 1; i < n; i++) /* a few: insertion sort */
+        for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+            long long t = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = t;
+        }
+    return n;
+}
+
+/* 1. FIFO ---------------------------------------------------------------------------------------------- */
+
+static void test_fifo(void) {
+    clock_set(T0);
+    CHECK(cmd_int(c, "DEL wt:f") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:f 1 1 1000").allowed == 1); /* the one token */
+    pending p[3];
+    for (int i = 0; i < 3; i++) {
+        p[i] = start("RL.TOKEN wt:f 1 1 1000 WAIT 60000");
+        CHECK(wait_for_waiting(i + 1));
+    }
+    CHECK(!poll_reply(&p[0], 50)); /* the clock holds still: nothing fits */
+    for (int step = 0; step < 3; step++) {
+        advance(1000); /* one token: the next in line, and only it */
+        CHECK(poll_reply(&p[step], 2000));
+        CHECK(p[step].r.ok && p[step].r.allowed == 1 && p[step].r.remaining == 0 && p[step].r.reset_after_ms == 1000);
+        for (int later = step + 1; later < 3; later++) CHECK(!poll_reply(&p[later], 50));
+        CHECK(wait_for_waiting(2 - step));
+    }
+    for (int i = 0; i < 3; i++) finish(&p[i]);
+
+    /* A call without WAIT right behind a clock step (one pipeline, before any timer runs) does not pass the
+     * waiter that now fits: the waiter is admitted, the call denied. */
+    CHECK(cmd_int(c, "DEL wt:j") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:j 1 1 1000").allowed == 1);
+    pending w = start("RL.TOKEN wt:j 1 1 1000 WAIT 60000");
+    CHECK(wait_for_waiting(1));
+    redisAppendCommand(c, "RL.CLOCK ADVANCE 1000");
+    redisAppendCommand(c, "RL.TOKEN wt:j 1 1 1000");
+    freeReplyObject(next_reply(c));
+    redisReply *jump = next_reply(c);
+    rl_result j = rl_of(jump);
+    freeReplyObject(jump);
+    CHECK(j.ok && j.allowed == 0 && j.retry_after_ms == 1000);
+    CHECK(poll_reply(&w, 2000) && w.r.allowed == 1);
+    finish(&w);
+
+    /* A head that needs 3 holds a later waiter that needs 1, although 1 would fit first. */
+    CHECK(cmd_int(c, "DEL wt:h") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:h 3 1 1000 COST 3").allowed == 1);
+    pending big = start("RL.TOKEN wt:h 3 1 1000 COST 3 WAIT 60000");
+    CHECK(wait_for_waiting(1));
+    pending small = start("RL.TOKEN wt:h 3 1 1000 COST 1 WAIT 60000");
+    CHECK(wait_for_waiting(2));
+    advance(1000);
+    CHECK(!poll_reply(&small, 100) && !poll_reply(&big, 10));
+    advance(2000);
+    CHECK(poll_reply(&big, 2000) && big.r.allowed == 1 && big.r.remaining == 0);
+    CHECK(!poll_reply(&small, 100));
+    advance(1000);
+    CHECK(poll_reply(&small, 2000) && small.r.allowed == 1);
+    finish(&big);
+    finish(&small);
+    CHECK(wait_for_waiting(0));
+}
+
+/* 2. timeouts and where WAIT does not block -------------------------------------------------------------- */
+
+static void test_timeouts(void) {
+    clock_set(T0);
+    CHECK(cmd_int(c, "DEL wt:t") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:t 1 1 1000").allowed == 1);
+    /* Would fit in 1000 ms, the timeout is 999: answered at once. */
+    long long t = mono_ms();
+    rl_result r = rl(c, "RL.TOKEN wt:t 1 1 1000 WAIT 999");
+    CHECK(r.ok && r.allowed == 0 && r.retry_after_ms == 1000 && mono_ms() - t < 500);
+    /* Never fits (COST above the capacity): at once. */
+    r = rl(c, "RL.TOKEN wt:t 1 1 1000 COST 2 WAIT 60000");
+    CHECK(r.ok && r.allowed == 0 && r.retry_after_ms == -1);
+    /* Fits in 1000 ms, may wait 1500, but the frozen clock never gets there: after 1500 ms of real time the
+     * denial of that moment (the clock moved 400 ms meanwhile: fresh fields). */
+    pending p = start("RL.TOKEN wt:t 1 1 1000 WAIT 1500");
+    CHECK(wait_for_waiting(1));
+    advance(400);
+    t = mono_ms();
+    CHECK(!poll_reply(&p, 800));
+    CHECK(poll_reply(&p, 3000));
+    CHECK(p.r.ok && p.r.allowed == 0 && p.r.retry_after_ms == 600 && p.r.reset_after_ms == 600);
+    finish(&p);
+    CHECK(wait_for_waiting(0));
+
+    CHECK(cmd_status_is(c, "ERR WAIT: must be an integer between 1 and 1000000000000", "RL.TOKEN wt:t 1 1 1000 WAIT 0"));
+    CHECK(cmd_status_is(c, "ERR REFUND: cannot be combined with WAIT", "RL.TOKEN wt:t 1 1 1000 WAIT 10 REFUND 1"));
+    CHECK(cmd_status_is(c, "ERR 'WAIT': not an option of rl.window_ro", "RL.WINDOW_RO wt:w 1 1000 WAIT 10"));
+    CHECK(cmd_status_is(c, "ERR 'WAIT': not an option of rl.leaky", "RL.LEAKY wt:l 1 1 1000 WAIT 10"));
+    CHECK(cmd_status_is(c, "ERR LIMIT 1: 'WAIT' is not an option of TOKEN", "RL.ALL 1 wt:t LIMIT TOKEN 1 1 1000 WAIT 10"));
+
+    /* MULTI and Lua: no blocking, the denial at once (a held EXEC would trip the client's timeout). */
+    freeReplyObject(cmd(c, "MULTI"));
+    freeReplyObject(cmd(c, "RL.TOKEN wt:t 1 1 1000 WAIT 60000"));
+    redisReply *x = cmd(c, "EXEC");
+    CHECK(reply_is_array(x, 1) && rl_of(x->element[0]).allowed == 0);
+    freeReplyObject(x);
+    x = cmd(c, "EVAL %s 1 wt:t", "return redis.call('RL.TOKEN', KEYS[1], 1, 1, 1000, 'WAIT', 60000)");
+    CHECK(rl_of(x).ok && rl_of(x).allowed == 0);
+    freeReplyObject(x);
+    /* DRYRUN never waits either. */
+    r = rl(c, "RL.TOKEN wt:t 1 1 1000 WAIT 60000 DRYRUN");
+    CHECK(r.ok && r.allowed == 0);
+    CHECK(waiting() == 0);
+}
+
+/* 3. CLIENT UNBLOCK, disconnects --------------------------------------------------------------------------- */
+
+static void test_unblock(void) {
+    clock_set(T0);
+    CHECK(cmd_int(c, "DEL wt:u") >= 0);
+    CHECK(rl(c, "RL.WINDOW wt:u 1 1000 FIXED").allowed == 1);
+    pending a = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    CHECK(wait_for_waiting(1));
+    pending b = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    CHECK(wait_for_waiting(2));
+    long long ids[2] = {0, 0};
+    CHECK(blocked_ids("rl.window", ids, 2) == 2);
+    advance(300);
+    CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld", ids[0]), 1); /* a: the denial of this moment */
+    CHECK(poll_reply(&a, 2000));
+    CHECK(a.r.ok && a.r.allowed == 0 && a.r.retry_after_ms == 700 && a.r.reset_after_ms == 700);
+    CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld ERROR", ids[1]), 1);
+    CHECK(poll_reply(&b, 2000));
+    CHECK(!b.r.ok && strncmp(b.r.error, "UNBLOCKED", 9) == 0);
+    CHECK(wait_for_waiting(0));
+    finish(&a);
+    finish(&b);
+
+    /* A waiter that disconnects: the next one is served when the window turns, nothing is left. */
+    pending gone = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    CHECK(wait_for_waiting(1));
+    pending next = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    CHECK(wait_for_waiting(2));
+    finish(&gone);
+    CHECK(wait_for_waiting(1));
+    advance(700);
+    CHECK(poll_reply(&next, 2000) && next.r.allowed == 1 && next.r.remaining == 0);
+    finish(&next);
+    CHECK(wait_for_waiting(0));
+    CHECK_EQ(info_field(c, "clients", "blocked_clients"), 0);
+}
+
+/* 4. exactness with 50 waiting clients --------------------------------------------------------------------- */
+
+#define NWAIT 50
+
+/* Read the replies the module has just answered: as many as left the waiting count. */
+static long long collect(pending *p, int n, long long before_waiting, long long *admitted, int *order_ok) {
+    long long got = 0, answered_now = 0, target = 0;
+    for (int tries = 0; tries < 200; tries++) {
+        target = before_waiting - waiting();
+        for (int i = 0; i < n; i++) {
+            if (p[i].answered) continue;
+            if (poll_reply(&p[i], 0)) {
+                answered_now++;
+                if (p[i].r.ok && p[i].r.allowed == 1) {
+                    got++;
+                    if (i != (int)(*admitted)++) *order_ok = 0;
+                }
+            }
+        }
+        if (answered_now >= target && tries > 0) break;
+        sleep_ms(10);
+    }
+    return got;
+}
+
+static void exactness(const char *what, const char *line, long long step_ms, long long per_step) {
+    clock_set(T0);
+    pending p[NWAIT];
+    for (int i = 0; i < NWAIT; i++) { /* one by one, so that arrival order is the index */
+        long long before = waiting();
+        p[i] = start(line);
+        for (int t = 0; t < 200 && waiting() == before && !poll_reply(&p[i], 0); t++) sleep_ms(5);
+    }
+    long long admitted = 0;
+    for (int i = 0; i < NWAIT; i++)
+        if (p[i].answered && p[i].r.allowed == 1) admitted++;
+    int order_ok = admitted == per_step, exact = 1;
+    for (int s = 0; admitted < NWAIT && s < 40; s++) {
+        long long before = waiting();
+        advance(step_ms);
+        if (collect(p, NWAIT, before, &admitted, &order_ok) > per_step) exact = 0;
+    }
+    if (!CHECK(exact && order_ok && admitted == NWAIT))
+        fprintf(stderr, "     %s: %lld admitted, order %d, never above %lld per step %d\n", what, admitted, order_ok,
+                per_step, exact);
+    for (int i = 0; i < NWAIT; i++) finish(&p[i]);
+    CHECK(wait_for_waiting(0));
+}
+
+static void test_exactness(void) {
+    CHECK(cmd_int(c, "DEL wt:x1 wt:x2 wt:x3") >= 0);
+    exactness("token bucket", "RL.TOKEN wt:x1 5 5 1000 WAIT 600000", 1000, 5);
+    exactness("fixed window", "RL.WINDOW wt:x2 5 1000 FIXED WAIT 600000", 1000, 5);
+    exactness("sliding window", "RL.WINDOW wt:x3 5 1000 WAIT 600000", 1000, 5);
+}
+
+/* 5. RL.ALL, the real clock --------------------------------------------------------------------------------- */
+
+static void test_all_and_real_clock(void) {
+    clock_set(T0 + 1000); /* the start of a 3 s window */
+    CHECK(cmd_int(c, "DEL {wa}s {wa}m") >= 0);
+    redisReply *x = cmd(c, "RL.ALL 2 {wa}s {wa}m LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
+    CHECK(reply_is_array(x, 5) && x->element[0]->integer == 1);
+    freeReplyObject(x);
+    pending p = start("RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
+    CHECK(wait_for_waiting(1));
+    advance(1000); /* both fit: admitted */
+    CHECK(poll_reply(&p, 2000));
+    finish(&p);
+    pending q = start("RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
+    CHECK(wait_for_waiting(1));
+    advance(1000); /* the bucket fits, the window (2 per 3 s, spent) does not */
+    CHECK(!poll_reply(&q, 200));
+    advance(1000); /* a new window */
+    CHECK(poll_reply(&q, 2000));
+    finish(&q);
+    x = cmd(c, "RL.ALL 2 {wa}s {wa}m DRYRUN COST 0 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
+    CHECK(reply_is_array(x, 5) && x->element[0]->integer == 1 && x->element[4]->element[2]->integer == 1); /* 1 of 2 */
+    freeReplyObject(x);
+
+    /* The real clock: a timer wakes the waiter at its retry instant, not before. */
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
+    CHECK(cmd_int(c, "DEL wt:r") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:r 1 1 300").allowed == 1);
+    long long t = mono_ms();
+    rl_result r = rl(c, "RL.TOKEN wt:r 1 1 300 WAIT 5000");
+    long long took = mono_ms() - t;
+    CHECK(r.ok && r.allowed == 1);
+    if (!CHECK(took >= 250 && took < 2000)) fprintf(stderr, "     waited %lld ms for a 300 ms refill\n", took);
+    clock_set(T0);
+}
+
+/* 6. replication ------------------------------------------------------------------------------------------- */
+
+static void test_replication(void) {
+    server *replica = replica_start(srv);
+    redisContext *rc = server_connect(replica);
+    clock_set(T0);
+    CHECK(cmd_int(c, "DEL wt:rep") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:rep 2 1 1000 COST 2").allowed == 1);
+    pending p[4];
+    for (int i = 0; i < 4; i++) {
+        p[i] = start("RL.TOKEN wt:rep 2 1 1000 WAIT 600000");
+        CHECK(wait_for_waiting(i + 1));
+    }
+    /* Waiting writes nothing: at most a replication PING (14 bytes) may pass meanwhile, never an effect. */
+    long long offset = info_field(c, "replication", "master_repl_offset");
+    sleep_ms(100);
+    CHECK(info_field(c, "replication", "master_repl_offset") - offset < 50);
+    advance(1000);
+    CHECK(poll_reply(&p[0], 2000));
+    advance(1000);
+    CHECK(poll_reply(&p[1], 2000));
+    CHECK(cmd_status_is(c, "OK", "SET wt:barrier 1"));
+    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    CHECK(same_dump(c, rc, "wt:rep"));
+    for (int i = 0; i < 4; i++) finish(&p[i]);
+    CHECK(wait_for_waiting(0));
+    redisFree(rc);
+    server_stop(replica);
+}
+
+/* 7. BLOCK ------------------------------------------------------------------------------------------------- */
+
+static void test_block(void) {
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
+    CHECK(cmd_int(c, "DEL wt:lb wt:sb") >= 0);
+    /* Capacity 3, 1 per 400 ms: the third waits ~800 ms; when its reply comes the level has drained by
+     * that much, so remaining and reset_after_ms are those of that moment, not of the admission. */
+    CHECK(rl(c, "RL.LEAKY wt:lb 3 1 400").allowed == 1);
+    CHECK(rl(c, "RL.LEAKY wt:lb 3 1 400").allowed == 1);
+    rl_result r = rl(c, "RL.LEAKY wt:lb 3 1 400 BLOCK");
+    CHECK(r.ok && r.allowed == 1 && r.wait_ms > 700 && r.wait_ms <= 800);
+    if (!CHECK(r.remaining == 2 && r.reset_after_ms <= 450 && r.reset_after_ms > 300))
+        fprintf(stderr, "     held reply: remaining %lld, reset_after_ms %lld\n", r.remaining, r.reset_after_ms);
+
+    /* RL.SMOOTH BLOCK, released early by CLIENT UNBLOCK: the admission, at once. */
+    CHECK(rl(c, "RL.SMOOTH wt:sb 0.1 MAXBURST 0").allowed == 1);
+    pending h = start("RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
+    CHECK(wait_for_waiting(1));
+    long long id = 0;
+    CHECK(blocked_ids("rl.smooth", &id, 1) == 1);
+    CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld", id), 1);
+    CHECK(poll_reply(&h, 2000));
+    CHECK(h.r.ok && h.r.allowed == 1 && h.r.wait_ms > 9000);
+    finish(&h);
+    pending e = start("RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
+    CHECK(wait_for_waiting(1));
+    CHECK(blocked_ids("rl.smooth", &id, 1) == 1);
+    CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld ERROR", id), 1);
+    CHECK(poll_reply(&e, 2000) && !e.r.ok && strncmp(e.r.error, "UNBLOCKED", 9) == 0);
+    finish(&e);
+    CHECK(wait_for_waiting(0));
+    clock_set(T0);
+}
+
+int main(void) {
+    srv = server_start(NULL);
+    c = server_connect(srv);
+    test_fifo();
+    test_timeouts();
+    test_unblock();
+    test_exactness();
+    test_all_and_real_clock();
+    test_replication();
+    test_block();
+    redisFree(c);
+    server_stop(srv);
+    return check_summary("integration_wait");
+}
