@@ -129,7 +129,7 @@ static void test_key(void) {
     rl_result st = rl(c, "RL.SMOOTH_RO sm:st 5");
     CHECK(st.ok && st.allowed == 1 && st.remaining == 1 && st.wait_ms == 300 && st.reset_after_ms == 1100);
     long long mem = cmd_int(c, "MEMORY USAGE sm:st");
-    CHECK(mem > 48 && mem < 200);
+    CHECK(mem >= 48 && mem < 200); /* the six words at least (Valkey 8 counts the key apart) */
     printf("  MEMORY USAGE of an RL.SMOOTH key: %lld bytes (six words of state)\n", mem);
 
     /* The real clock: the key lives until the limiter has rested (PTTL is reset_after_ms within 1 ms, the
