@@ -8,8 +8,9 @@
  *       a client starts its next request at once. Prints one line: requests sent, admitted per second,
  *       p50 and p99 of the delay from a request's first try to its admission, the server's CPU seconds.
  *   bench-wait PORT PID idle CLIENTS SECONDS
- *       The server's CPU over SECONDS with nobody connected, then with CLIENTS connections each waiting
- *       (WAIT 600000) on one key that will not fit for minutes.
+ *       The server's CPU over SECONDS with nobody connected, with CLIENTS connections blocked in Redis's own
+ *       BLPOP (the baseline: what Redis itself spends on that many blocked clients), then with CLIENTS
+ *       connections each waiting (WAIT 600000) on one key that will not fit for minutes.
  * The server's CPU is utime + stime of PID from /proc, before and after. */
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -28,6 +29,11 @@ static long long now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
 static double server_cpu_s(int pid) {
@@ -95,8 +101,7 @@ static void *run_worker(void *arg) {
             if (use_wait) {
                 w->timeouts++;
             } else {
-                struct timespec ts = {retry / 1000, (retry % 1000) * 1000000L};
-                nanosleep(&ts, NULL);
+                sleep_ms(retry);
             }
         }
     }
@@ -118,17 +123,18 @@ static int load(int pid, int clients, int seconds) {
     long long start = now_ms();
     end_ms = start + seconds * 1000LL;
     for (int i = 0; i < clients; i++) pthread_create(&ws[i].th, NULL, run_worker, &ws[i]);
-    while (now_ms() < end_ms) usleep(50000);
+    while (now_ms() < end_ms) sleep_ms(50);
     double cpu1 = server_cpu_s(pid);
     /* Waiters still blocked at the end: end their connections. */
     freeReplyObject(redisCommand(admin, "CLIENT KILL TYPE normal SKIPME yes"));
-    long long requests = 0, admitted = 0, timeouts = 0, n = 0;
+    long long requests = 0, admitted = 0, timeouts = 0, n = 0, starved = 0;
     for (int i = 0; i < clients; i++) {
         pthread_join(ws[i].th, NULL);
         requests += ws[i].requests;
         admitted += ws[i].admitted;
         timeouts += ws[i].timeouts;
         n += ws[i].ndelays;
+        starved += ws[i].admitted == 0;
     }
     long long *all = malloc((size_t)(n ? n : 1) * sizeof *all), k = 0;
     for (int i = 0; i < clients; i++) {
@@ -139,49 +145,67 @@ static int load(int pid, int clients, int seconds) {
     qsort(all, (size_t)n, sizeof *all, cmp_ll);
     long long p50 = n ? all[n / 2] : -1, p99 = n ? all[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] : -1;
     printf("%s clients=%d seconds=%d requests=%lld admitted_per_s=%.1f p50_ms=%lld p99_ms=%lld timeouts=%lld "
-           "server_cpu_s=%.2f\n",
+           "never_admitted=%lld server_cpu_s=%.2f\n",
            use_wait ? "wait" : "retry", clients, seconds, requests, (double)admitted / seconds, p50, p99, timeouts,
-           cpu1 - cpu0);
+           starved, cpu1 - cpu0);
     free(all);
     free(ws);
     redisFree(admin);
     return 0;
 }
 
-static int idle(int pid, int clients, int seconds) {
-    redisContext *admin = connect_or_die();
-    freeReplyObject(redisCommand(admin, "DEL bw:idle"));
-    /* The bucket empty for 100 s: every waiter fits within its 600 s timeout, none for minutes. */
-    freeReplyObject(redisCommand(admin, "RL.TOKEN bw:idle 1 1 100000"));
-    double cpu0 = server_cpu_s(pid);
-    sleep((unsigned)seconds);
-    double base = server_cpu_s(pid) - cpu0;
-    redisContext **cs = calloc((size_t)clients, sizeof *cs);
-    for (int i = 0; i < clients; i++) {
+/* Open n connections and send each one blocking command (not read). */
+static redisContext **block_many(int n, const char *command) {
+    redisContext **cs = calloc((size_t)n, sizeof *cs);
+    for (int i = 0; i < n; i++) {
         cs[i] = connect_or_die();
-        redisAppendCommand(cs[i], "RL.TOKEN bw:idle 1 1 100000 WAIT 600000");
+        redisAppendCommand(cs[i], command);
         int done = 0;
         while (!done)
             if (redisBufferWrite(cs[i], &done) != REDIS_OK) break;
     }
-    long long waiting = -1;
-    for (int t = 0; t < 600; t++) { /* until every one is waiting */
-        redisReply *r = redisCommand(admin, "INFO ratelimit");
-        char *f = r && r->str ? strstr(r->str, "ratelimit_clients_waiting:") : NULL;
-        waiting = f ? atoll(f + strlen("ratelimit_clients_waiting:")) : -1;
-        if (r) freeReplyObject(r);
-        if (waiting >= clients) break;
-        usleep(100000);
-    }
-    double cpu1 = server_cpu_s(pid);
+    return cs;
+}
+
+static long long info_number(redisContext *admin, const char *section, const char *field) {
+    redisReply *r = redisCommand(admin, "INFO %s", section);
+    char *f = r && r->str ? strstr(r->str, field) : NULL;
+    long long v = f ? atoll(f + strlen(field)) : -1;
+    if (r) freeReplyObject(r);
+    return v;
+}
+
+/* The server's CPU seconds over `seconds`, once `field` of INFO `section` reaches `until`. */
+static double cpu_while(redisContext *admin, int pid, int seconds, const char *section, const char *field,
+                        long long until, long long *seen) {
+    for (int t = 0; t < 600 && (*seen = info_number(admin, section, field)) < until; t++) sleep_ms(100);
+    double cpu0 = server_cpu_s(pid);
     sleep((unsigned)seconds);
-    double loaded = server_cpu_s(pid) - cpu1;
-    printf("idle clients=%d waiting=%lld seconds=%d server_cpu_s_without=%.3f server_cpu_s_with=%.3f\n", clients,
-           waiting, seconds, base, loaded);
+    return server_cpu_s(pid) - cpu0;
+}
+
+static int idle(int pid, int clients, int seconds) {
+    redisContext *admin = connect_or_die();
+    freeReplyObject(redisCommand(admin, "DEL bw:idle bw:list"));
+    /* The bucket empty for 100 s: every waiter fits within its 600 s timeout, none for minutes. */
+    freeReplyObject(redisCommand(admin, "RL.TOKEN bw:idle 1 1 100000"));
+    long long seen = 0, blpop_seen = 0, waiting = 0;
+    double base = cpu_while(admin, pid, seconds, "clients", "connected_clients:", 0, &seen);
+    /* Redis's own blocked clients, as a baseline: BLPOP on an empty list. */
+    redisContext **cs = block_many(clients, "BLPOP bw:list 600");
+    double blpop = cpu_while(admin, pid, seconds, "clients", "blocked_clients:", clients, &blpop_seen);
+    for (int i = 0; i < clients; i++) redisFree(cs[i]);
+    free(cs);
+    sleep_ms(500);
+    cs = block_many(clients, "RL.TOKEN bw:idle 1 1 100000 WAIT 600000");
+    double with = cpu_while(admin, pid, seconds, "ratelimit", "ratelimit_clients_waiting:", clients, &waiting);
+    printf("idle clients=%d waiting=%lld blpop_blocked=%lld seconds=%d server_cpu_s_without=%.3f "
+           "server_cpu_s_blpop=%.3f server_cpu_s_with=%.3f\n",
+           clients, waiting, blpop_seen, seconds, base, blpop, with);
     for (int i = 0; i < clients; i++) redisFree(cs[i]);
     free(cs);
     redisFree(admin);
-    return waiting >= clients ? 0 : 1;
+    return waiting >= clients && blpop_seen >= clients ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
