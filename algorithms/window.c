@@ -42,6 +42,19 @@
  * (denied, retry_after_ms when 1 unit would fit): see rl_atmost_cost. Available is the `remaining` of a
  * COST 0 call: limit - c (FIXED), the largest m with p * (W - e) + (c + m) * W <= limit * W (SLIDING).
  *
+ * Sub-windows (SUBWINDOWS n). The window is made of n epoch-aligned cells of cell_ms = W / n; each
+ * counts what it admitted, and a request at t counts the n cells ending with t's cell (index floor(t /
+ * cell_ms)): admitted iff their sum + cost <= limit. It is exact at cell granularity: the estimate is the
+ * real count of the last n cells, so its error is only which requests of the oldest cell still count
+ * (accuracy grows with n, memory is n counters). retry_after_ms is the first cell boundary at which enough
+ * of the oldest cells have left for the cost to fit; reset_after_ms is when the newest counted cell leaves.
+ * REFUND n comes off the newest cells first (the last admissions went there), never below 0; ATMOST's
+ * available is limit - sum. The clock behind the newest cell decides as at that cell, as above. A key last
+ * written in another mode, or with another n or cell length, is read conservatively: whatever its state
+ * still counts at t goes whole into t's cell (or, for FIXED and SLIDING reading a sub-window state, into
+ * t's window), as if just admitted, so nothing is forgotten; the price is that it counts up to one window
+ * longer than it would have.
+ *
  * Edge cases:
  *   - The window size changed since the state was written (the stored start may not be a multiple of the
  *     new W): the stored window is mapped onto the new grid at j = floor(start / W), the window holding
@@ -57,6 +70,9 @@
  * limit * W reach 10^24: they are taken in 128 bits. Every instant computed is at most two windows after
  * a time < 2^46 ms, so it fits in 64 bits even in µs. */
 #include "window.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #define WINDOW_START_MASK ((1ULL << RL_WINDOW_START_BITS) - 1)
 #define WINDOW_COUNT_MASK ((1ULL << RL_WINDOW_COUNT_BITS) - 1)
@@ -83,10 +99,57 @@ void rl_window_pack(rl_window_state s, rl_cell *cell) {
                  (s.fixed ? WINDOW_TOP_BIT : 0);
 }
 
+/* --- the sub-window state (window.h) --------------------------------------------------------------- */
+
+typedef struct sub_state {
+    int n;
+    int64_t cell_ms;
+    int64_t newest;                              /* index of the newest cell */
+    int64_t count[RL_WINDOW_MAX_SUBWINDOWS];     /* cell k's count at count[k % n] */
+} sub_state;
+
+/* Cell k's place in the ring (k < 0 near the epoch: cells before it, never counted). */
+static int slot(int64_t k, int n) { return (int)(((k % n) + n) % n); }
+
+static int is_sub(const rl_cell *cell) { return (cell->w[0] & RL_WINDOW_SUB_BIT) != 0; }
+static int sub_n(const rl_cell *cell) { return (int)((cell->w[0] >> RL_WINDOW_SUB_N_SHIFT) & 0x3f); }
+
+static void sub_read(const rl_cell *cell, sub_state *s) {
+    s->n = sub_n(cell);
+    s->newest = (int64_t)(cell->w[0] & WINDOW_START_MASK);
+    s->cell_ms = (int64_t)cell->w[1];
+    for (int i = 0; i < s->n; i++) s->count[i] = (int64_t)cell->w[2 + i];
+}
+
+static void sub_write(const sub_state *s, rl_cell *cell) {
+    cell->w[0] = RL_WINDOW_SUB_BIT | ((uint64_t)s->n << RL_WINDOW_SUB_N_SHIFT) | (uint64_t)s->newest;
+    cell->w[1] = (uint64_t)s->cell_ms;
+    for (int i = 0; i < s->n; i++) cell->w[2 + i] = (uint64_t)s->count[i];
+}
+
+/* n in range, a cell length whose window is a valid period, a newest cell that starts at a valid time
+ * (so (newest + n) * cell_ms stays far inside int64), counts within range, the unused bits clear. */
+static int sub_valid(const rl_cell *cell) {
+    int n = sub_n(cell);
+    if (n < RL_WINDOW_MIN_SUBWINDOWS || n > RL_WINDOW_MAX_SUBWINDOWS) return 0;
+    if ((cell->w[0] & ~RL_WINDOW_SUB_BIT) >> (RL_WINDOW_SUB_N_SHIFT + 6)) return 0;
+    uint64_t cell_ms = cell->w[1], newest = cell->w[0] & WINDOW_START_MASK;
+    if (cell_ms < 1 || cell_ms > (uint64_t)(RL_MAX_PERIOD_MS / n)) return 0;
+    if (newest > (uint64_t)(RL_MAX_TIME_MS - 1) / cell_ms) return 0;
+    for (int i = 0; i < n; i++)
+        if (cell->w[2 + i] > (uint64_t)RL_MAX_COUNT) return 0;
+    return 1;
+}
+
 static int window_cell_valid(const rl_cell *cell) {
-    if (cell->w[0] & WINDOW_TOP_BIT) return 0;
+    if (is_sub(cell)) return sub_valid(cell);
     rl_window_state s = rl_window_unpack(cell);
     return s.curr <= RL_MAX_COUNT && s.prev <= RL_MAX_COUNT;
+}
+
+static unsigned window_words(const rl_cell *cell) {
+    int n = sub_n(cell);
+    return is_sub(cell) && n >= RL_WINDOW_MIN_SUBWINDOWS && n <= RL_WINDOW_MAX_SUBWINDOWS ? 2 + (unsigned)n : 2;
 }
 
 /* --- the view at decision time ---------------------------------------------------------------------- */
@@ -217,22 +280,138 @@ static void sliding_decide(const rl_request *req, window_view *v, int64_t cost, 
     rl_reply_times(reply, retry_us, idle_us);
 }
 
+/* --- sub-windows ------------------------------------------------------------------------------------ */
+
+/* The units a stored sub-window state still counts at t_ms, under its own n and cell length (all of them
+ * when the clock is behind its newest cell). */
+static int64_t sub_in_window(const sub_state *s, int64_t t_ms) {
+    int64_t idx = t_ms / s->cell_ms, total = 0;
+    if (idx < s->newest) idx = s->newest;
+    for (int64_t k = s->newest - s->n + 1; k <= s->newest; k++)
+        if (k > idx - s->n) total += s->count[slot(k, s->n)];
+    return total;
+}
+
+/* A state of another mode (or another n or cell length) seen by SUBWINDOWS, and the reverse: whatever the
+ * stored state still counts at t_ms goes whole into the cell (or window) of t_ms, as if just admitted. This
+ * never admits more than the stored state would (its units are kept, and kept longest), at the price of
+ * holding them up to one window longer. */
+static int64_t stored_in_window(const rl_cell *cell, int64_t window_ms, int64_t t_ms) {
+    if (is_sub(cell)) {
+        sub_state s;
+        sub_read(cell, &s);
+        return sub_in_window(&s, t_ms);
+    }
+    rl_window_state stored = rl_window_unpack(cell);
+    window_view v = window_view_at(&stored, 1, window_ms, t_ms);
+    int64_t total = v.curr + (stored.fixed ? 0 : v.prev);
+    return total < RL_MAX_COUNT ? total : RL_MAX_COUNT;
+}
+
+/* The state at t_ms for a request of n cells of cell_ms: the stored one rolled forward to t's cell (or kept
+ * at its newest cell when the clock is behind it: decided there, it never grants more), else a new ring. */
+static void sub_view_at(const rl_cell *cell, int exists, int n, int64_t cell_ms, int64_t t_ms, sub_state *s) {
+    int64_t idx = t_ms / cell_ms;
+    if (exists && is_sub(cell) && sub_n(cell) == n && (int64_t)cell->w[1] == cell_ms) {
+        sub_read(cell, s);
+        if (idx > s->newest) {
+            for (int64_t k = s->newest + 1; k <= idx && k <= s->newest + n; k++) s->count[slot(k, n)] = 0;
+            s->newest = idx;
+        }
+        return;
+    }
+    s->n = n;
+    s->cell_ms = cell_ms;
+    s->newest = idx;
+    memset(s->count, 0, sizeof s->count);
+    if (exists) s->count[slot(idx, n)] = stored_in_window(cell, (int64_t)n * cell_ms, t_ms);
+}
+
+static int64_t sub_sum(const sub_state *s) {
+    int64_t sum = 0;
+    for (int i = 0; i < s->n; i++) sum += s->count[i];
+    return sum;
+}
+
+/* REFUND n: off the newest cells first, none below 0. */
+static void sub_refund(sub_state *s, int64_t n) {
+    for (int64_t k = s->newest; k > s->newest - s->n && n > 0; k--) {
+        int64_t *c = &s->count[slot(k, s->n)];
+        int64_t take = n < *c ? n : *c;
+        *c -= take;
+        n -= take;
+    }
+}
+
+/* The first cell boundary at which `cost` (<= limit) fits: when enough of the oldest cells have left. */
+static int64_t sub_retry_ms(const sub_state *s, int64_t limit, int64_t cost) {
+    int64_t left = sub_sum(s);
+    for (int j = 1; j < s->n; j++) {
+        left -= s->count[slot(s->newest - s->n + j, s->n)];
+        if (left + cost <= limit) return (s->newest + j) * s->cell_ms;
+    }
+    return (s->newest + s->n) * s->cell_ms; /* every cell has left */
+}
+
+static void sub_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
+    int64_t limit = req->params[0], n = req->params[2], cost = req->cost;
+    int refund = (req->flags & RL_F_REFUND) != 0;
+    sub_state s;
+    sub_view_at(cell, exists, (int)n, req->params[1] / n, window_now_ms(req->now_us), &s);
+
+    reply->limit = limit;
+    reply->wait_ms = 0;
+    if (refund)
+        sub_refund(&s, cost);
+    else if (req->flags & RL_F_ATMOST)
+        cost = rl_atmost_cost(cost, limit > sub_sum(&s) ? limit - sub_sum(&s) : 0);
+    int64_t sum = sub_sum(&s);
+    reply->allowed = refund || (cost <= limit && sum + cost <= limit);
+    if (reply->allowed && !refund) {
+        s.count[slot(s.newest, (int)n)] += cost;
+        sum += cost;
+    }
+    reply->remaining = limit > sum ? limit - sum : 0;
+    reply->granted = reply->allowed && !refund ? cost : 0;
+
+    rl_i128 retry_us = -1, idle_us = 0;
+    if (!reply->allowed && cost <= limit) retry_us = window_us_until(sub_retry_ms(&s, limit, cost), req->now_us);
+    for (int64_t k = s.newest; k > s.newest - n; k--) /* idle when the newest counted cell has left */
+        if (s.count[slot(k, (int)n)] > 0) {
+            idle_us = window_us_until((k + n) * s.cell_ms, req->now_us);
+            break;
+        }
+    rl_reply_times(reply, retry_us, idle_us);
+    sub_write(&s, cell);
+}
+
 /* --- the algorithm ---------------------------------------------------------------------------------- */
 
 static int window_validate(const rl_request *req, char err[RL_ERR_LEN]) {
-    /* Nothing the per-argument ranges leave open: at most two windows of 10^12 ms to idle, which is
-     * within range everywhere it is used. */
-    (void)req;
-    (void)err;
+    /* Otherwise nothing the per-argument ranges leave open: at most two windows of 10^12 ms to idle, which
+     * is within range everywhere it is used. */
+    if ((req->flags & RL_F_SUBWINDOWS) && req->params[1] % req->params[2] != 0) {
+        snprintf(err, RL_ERR_LEN, "ERR SUBWINDOWS: window_ms must be a multiple of n (%lld is not a multiple of %lld)",
+                 (long long)req->params[1], (long long)req->params[2]);
+        return -1;
+    }
     return 0;
 }
 
 static void window_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
     int64_t limit = req->params[0], window_ms = req->params[1], cost = req->cost;
+    if (req->flags & RL_F_SUBWINDOWS) {
+        sub_decide(req, cell, exists, reply);
+        return;
+    }
     int fixed = (req->flags & RL_F_FIXED) != 0, refund = (req->flags & RL_F_REFUND) != 0;
+    int64_t t_ms = window_now_ms(req->now_us);
     rl_window_state stored = {0, 0, 0, 0};
-    if (exists) stored = rl_window_unpack(cell);
-    window_view v = window_view_at(&stored, exists, window_ms, window_now_ms(req->now_us));
+    if (exists && is_sub(cell)) /* a sub-window state: what it counts, into the current window */
+        stored = (rl_window_state){t_ms - t_ms % window_ms, stored_in_window(cell, window_ms, t_ms), 0, fixed};
+    else if (exists)
+        stored = rl_window_unpack(cell);
+    window_view v = window_view_at(&stored, exists, window_ms, t_ms);
 
     reply->limit = limit;
     reply->wait_ms = 0;
@@ -256,5 +435,5 @@ const rl_algorithm rl_window_algorithm = {
     .validate = window_validate,
     .decide = window_decide,
     .cell_valid = window_cell_valid,
-    .words = rl_two_words,
+    .words = window_words,
 };

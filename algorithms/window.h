@@ -2,9 +2,9 @@
  * weighs the previous window's count by how much of it still overlaps the last window_ms (SLIDING, the
  * default).
  *
- * Request parameters: params[0] = limit, params[1] = window_ms; params[2] is unused.
+ * Request parameters: params[0] = limit, params[1] = window_ms; params[2] = n with SUBWINDOWS.
  *
- * Cell layout, shared by both modes (a key may be used with either). Three numbers: the start of the
+ * Cell layout, shared by FIXED and SLIDING (a key may be used with either; SUBWINDOWS has its own, below). Three numbers: the start of the
  * current window in ms since the Unix epoch (a multiple of window_ms, < 2^46), the current window's count
  * and the previous window's count (each <= RL_MAX_COUNT < 2^40). 46 + 40 + 40 = 126 bits, split so that
  * each word stays below 2^63 (bit 63 of both words is always 0):
@@ -22,9 +22,21 @@
 
 extern const rl_algorithm rl_window_algorithm;
 
-/* RL.WINDOW's own options: a fixed window, or the sliding-window counter (the default). */
+/* RL.WINDOW's own options: a fixed window, the sliding-window counter (the default), or the window made of
+ * n sub-windows (params[2] = n). */
 #define RL_F_FIXED RL_F_ALG(0)
 #define RL_F_SLIDING RL_F_ALG(1)
+#define RL_F_SUBWINDOWS RL_F_ALG(2)
+#define RL_WINDOW_MIN_SUBWINDOWS 2
+#define RL_WINDOW_MAX_SUBWINDOWS 60
+
+/* The sub-window state (SUBWINDOWS n): 2 + n words.
+ *   w[0]  bit 63 set (the two-word layout below never sets it), bits 46..51 n, bits 0..45 the index of the
+ *         newest cell (cells are window_ms / n long, cell k covering [k * cell_ms, (k + 1) * cell_ms))
+ *   w[1]  cell_ms
+ *   w[2 + k % n]  the count of cell k, for the n cells newest - n + 1 .. newest */
+#define RL_WINDOW_SUB_BIT (1ULL << 63)
+#define RL_WINDOW_SUB_N_SHIFT 46
 
 #define RL_WINDOW_START_BITS 46
 #define RL_WINDOW_COUNT_BITS 40

@@ -44,15 +44,23 @@ static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
 #define LEAKY_SINCE_RO "1.1.0"
 #define LEAKY_DOCS "Admits a request into a leaky bucket and says how long it waits (or polices it with NODELAY).", "O(1)"
 
-static const rl_option_spec window_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
-                                                OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING),
-                                                OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED), OPT_REFUND, OPT_ATMOST,
-                                                OPT_WAIT};
+/* The modes exclude each other: FIXED, SLIDING (the default) and SUBWINDOWS n. */
+static const rl_option_spec window_options[] = {
+    OPT_COST(RL_MAX_COUNT),
+    OPT_DRYRUN,
+    OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING | RL_F_SUBWINDOWS),
+    OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED | RL_F_SUBWINDOWS),
+    OPT_VALUE_X("SUBWINDOWS", RL_F_SUBWINDOWS, params[2], RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS,
+                RL_F_FIXED | RL_F_SLIDING),
+    OPT_REFUND,
+    OPT_ATMOST,
+    OPT_WAIT};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
 #define WINDOW_SINCE "1.0.0"
 #define WINDOW_SINCE_RO "1.1.0"
-#define WINDOW_DOCS "Counts a request in a fixed window or a sliding-window counter.", "O(1)"
+#define WINDOW_DOCS \
+    "Counts a request in a fixed window, a sliding-window counter, or a window of n sub-windows.", "O(1) (O(n) with SUBWINDOWS n)"
 
 /* The sliding log keeps up to limit + 1 units in the window, hence its smaller limit and cost. REFUND
  * there has COST's range, 0 .. RL_SLOG_MAX_LIMIT: it gives back what attempts logged, and one attempt logs

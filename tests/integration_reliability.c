@@ -184,6 +184,7 @@ static const family families[] = {
     {"RL.LEAKY", "lnd", "8 2 1000 NODELAY"},
     {"RL.WINDOW", "wfx", "15 1000 FIXED"},
     {"RL.WINDOW", "wsl", "15 1000 SLIDING"},
+    {"RL.WINDOW", "wsub", "15 1200 SUBWINDOWS 6"},
     {"RL.SLIDINGLOG", "log", "6 800"},
     {"RL.SLIDINGLOG", "lgap", "6 800 MINGAP 40"},
     {"RL.SMOOTH", "smb", "5.5 MAXBURST 2000 MAXWAIT 1500"},

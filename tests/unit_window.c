@@ -251,21 +251,26 @@ static void test_cells(void) {
 
 /* --- generic promises, on pseudo-random parameters ------------------------------------------------ */
 
+/* Every limiter also has an n (params[2], read only by SUBWINDOWS) dividing its window. */
 static limiter random_window(void) {
     static const int64_t max[3] = {RL_MAX_COUNT, RL_MAX_PERIOD_MS, 0};
-    return random_limiter(&rl_window_algorithm, max);
+    limiter l = random_limiter(&rl_window_algorithm, max);
+    int64_t n = RL_WINDOW_MIN_SUBWINDOWS + (int64_t)(rng() % (RL_WINDOW_MAX_SUBWINDOWS - RL_WINDOW_MIN_SUBWINDOWS + 1));
+    if (rng() % 4 == 0) n = rng() % 2 ? RL_WINDOW_MIN_SUBWINDOWS : RL_WINDOW_MAX_SUBWINDOWS;
+    l.params[2] = n;
+    l.params[1] = l.params[1] < n ? n : l.params[1] - l.params[1] % n;
+    return l;
 }
 
-static uint32_t random_mode(void) {
-    static const uint32_t modes[] = {0, RL_F_SLIDING, RL_F_FIXED};
-    return modes[rng() % 3];
-}
+static const uint32_t window_modes[] = {0, RL_F_SLIDING, RL_F_FIXED, RL_F_SUBWINDOWS};
 
-/* Half the sets switch modes at any call (the cell is shared by both), half keep one mode throughout. */
+static uint32_t random_mode(void) { return window_modes[rng() % 4]; }
+
+/* Half the sets switch modes at any call (the cell is shared, and other states are read conservatively),
+ * half keep one mode throughout. */
 static uint32_t random_flags(int set, int step) {
-    static const uint32_t modes[] = {0, RL_F_SLIDING, RL_F_FIXED};
     (void)step;
-    return set % 2 == 0 ? random_mode() : modes[set / 2 % 3];
+    return set % 2 == 0 ? random_mode() : window_modes[set / 2 % 4];
 }
 
 /* A gap between calls: none, under a ms, or up to two windows. */
@@ -277,18 +282,19 @@ static int64_t random_gap(const limiter *l) {
     }
 }
 
-/* A window never delays an admitted request. A FIXED refund gives back units one for one (SLIDING: the
- * previous window's count weighs less than one each, see the generic bounds and the tables). */
+/* A window never delays an admitted request. A FIXED or SUBWINDOWS refund gives back units one for one
+ * (SLIDING: the previous window's count weighs less than one each, see the generic bounds and the
+ * tables). */
 static void check_window_own(const limiter *before, int64_t now, int64_t cost, uint32_t flags,
                              const rl_reply *r) {
     CHECK_EQ(r->wait_ms, 0);
-    if (flags & RL_F_FIXED) check_refund_exact(before, now, cost, flags, r);
+    if (flags & (RL_F_FIXED | RL_F_SUBWINDOWS)) check_refund_exact(before, now, cost, flags, r);
 }
 
 static void test_generic(void) {
     /* SLIDING is the default: only FIXED reads the cell another way. */
-    const promise_plan plan = {800, 40, BASE_US, RL_F_FIXED, RL_F_REFUND | RL_F_ATMOST, random_window, random_gap,
-                               random_flags, check_window_own};
+    const promise_plan plan = {1000, 40, BASE_US, RL_F_FIXED | RL_F_SUBWINDOWS, RL_F_REFUND | RL_F_ATMOST, random_window,
+                               random_gap, random_flags, check_window_own};
     check_promises(&plan);
 }
 
@@ -301,6 +307,8 @@ static void test_clock_back_sequences(void) {
     for (int set = 0; set < 200; set++) {
         int64_t limit = rng_magnitude(20);
         limiter l = new_window(limit, rng_magnitude(100000));
+        l.params[2] = 2 + (int64_t)(rng() % 10);
+        l.params[1] = l.params[1] < l.params[2] ? l.params[2] : l.params[1] - l.params[1] % l.params[2];
         check_clock_back_run(l, random_mode(), 300, BASE_US, short_gap, random_gap);
     }
 }
@@ -360,6 +368,155 @@ static void test_steady_runs(void) {
     }
 }
 
+/* --- sub-windows ------------------------------------------------------------------------------------ */
+
+#define SW RL_F_SUBWINDOWS
+
+/* 6 per minute in 6 cells of 10 s (BASE_MS is a multiple of 10 s): a request counts the 6 cells ending
+ * with its own; a cell's units leave together at its boundary. */
+static const row sub6[] = {
+    {0, 1, SW, 1, 5, -1, 60000, 0},                   /* cell 0; idle when cell 0 leaves, at 60 s */
+    {5 * SEC, 2, SW, 1, 3, -1, 55000, 0},
+    {25 * SEC, 3, SW, 1, 0, -1, 55000, 0},            /* cell 2: idle when it leaves, at 80 s */
+    {30 * SEC, 1, SW, 0, 0, 30000, 50000, 0},          /* full: cell 0's 3 leave at 60 s */
+    {59999 * MS, 1, SW, 0, 0, 1, 20001, 0},
+    {60 * SEC, 3, SW, 1, 0, -1, 60000, 0},            /* cell 6 sees cells 1..6: 3 counted, 3 more */
+    {60 * SEC, 0, SW, 1, 0, -1, 60000, 0},
+    {60 * SEC, 1, SW, 0, 0, 20000, 60000, 0},          /* cell 2's 3 leave at 80 s */
+    {80 * SEC, 3, SW, 1, 0, -1, 60000, 0},
+    {139999 * MS, 0, SW, 1, 3, -1, 1, 0},             /* cell 13 sees 8..13: cell 8's 3 */
+    {140 * SEC, 0, SW, 1, 6, -1, 0, 0},               /* idle */
+    {140 * SEC, 7, SW, 0, 6, -1, 0, 0},               /* more than the limit: never */
+};
+
+/* The clock steps back to an earlier cell: decided as at the newest cell, never more lenient. */
+static const row sub_back[] = {
+    {20 * SEC, 6, SW, 1, 0, -1, 60000, 0},
+    {5 * SEC, 1, SW, 0, 0, 75000, 75000, 0}, /* as in cell 2; measured from the real now */
+    {80 * SEC, 1, SW, 1, 5, -1, 60000, 0},
+};
+
+/* 10 per 30 s in 3 cells: REFUND comes off the newest cells first; ATMOST takes what the cells leave. */
+static const row_g sub_options[] = {
+    {0, 4, SW, 1, 6, -1, 30000, 0, 4},
+    {10 * SEC, 3, SW, 1, 3, -1, 30000, 0, 3},
+    {15 * SEC, 5, SW | RL_F_REFUND, 1, 8, -1, 15000, 0, 0},    /* cell 1's 3, then 2 of cell 0's 4 */
+    {15 * SEC, 10, SW | RL_F_ATMOST, 1, 0, -1, 25000, 0, 8},
+    {15 * SEC, 5, SW | RL_F_ATMOST, 0, 0, 15000, 25000, 0, 0},  /* 1 unit fits when cell 0's 2 leave */
+    {15 * SEC, 99, SW | RL_F_REFUND, 1, 10, -1, 0, 0, 0},        /* a refund of everything: idle */
+};
+
+/* A key written FIXED, then read with SUBWINDOWS: what it counted goes into the cell of now, whole. */
+static const row sub_from_fixed[] = {
+    {0, 5, RL_F_FIXED, 1, 5, -1, 30000, 0},
+    {10 * SEC, 6, SW, 0, 5, 30000, 30000, 0}, /* the 5 now count in cell 1, until 40 s */
+    {40 * SEC, 6, SW, 1, 4, -1, 30000, 0},
+    {40 * SEC, 3, RL_F_FIXED, 1, 1, -1, 20000, 0}, /* read back FIXED: the 6 into the current window */
+};
+
+static void test_sub_tables(void) {
+    limiter l = new_window(6, 60000);
+    l.params[2] = 6;
+    RUN_TABLE(&l, BASE_US, sub6);
+    l = new_window(6, 60000);
+    l.params[2] = 6;
+    RUN_TABLE(&l, BASE_US, sub_back);
+    l = new_window(10, 30000);
+    l.params[2] = 3;
+    RUN_TABLE_G(&l, BASE_US, sub_options);
+    l = new_window(10, 30000);
+    l.params[2] = 3;
+    RUN_TABLE(&l, BASE_US, sub_from_fixed);
+}
+
+/* The state: its size, and the states RL.SETSTATE or an RDB load must refuse. */
+static void test_sub_cells(void) {
+    limiter l = new_window(5, 60000);
+    l.params[2] = 60;
+    call(&l, BASE_US, 2, SW);
+    CHECK(l.exists);
+    CHECK_EQ(rl_window_algorithm.words(&l.cell), 62u);
+    CHECK(rl_window_algorithm.cell_valid(&l.cell));
+    CHECK_EQ(l.cell.w[1], 1000u);
+    l.params[2] = 6;
+    call(&l, BASE_US, 1, SW); /* another n: a new ring holding the 2 in the cell of now */
+    CHECK_EQ(rl_window_algorithm.words(&l.cell), 8u);
+    CHECK_EQ(l.cell.w[2 + (BASE_MS / 10000) % 6], 3u);
+    rl_cell good = l.cell, bad;
+    bad = good, bad.w[0] = (bad.w[0] & ~(0x3fULL << RL_WINDOW_SUB_N_SHIFT)) | (1ULL << RL_WINDOW_SUB_N_SHIFT);
+    CHECK(!rl_window_algorithm.cell_valid(&bad)); /* n = 1 */
+    bad = good, bad.w[0] |= 61ULL << RL_WINDOW_SUB_N_SHIFT;
+    CHECK(!rl_window_algorithm.cell_valid(&bad)); /* n = 63 */
+    CHECK_EQ(rl_window_algorithm.words(&bad), 2u);  /* and no size beyond the cell */
+    bad = good, bad.w[1] = 0;
+    CHECK(!rl_window_algorithm.cell_valid(&bad));  /* no cell length */
+    bad = good, bad.w[1] = RL_MAX_PERIOD_MS / 6 + 1;
+    CHECK(!rl_window_algorithm.cell_valid(&bad));  /* a window beyond 10^12 ms */
+    bad = good, bad.w[3] = RL_MAX_COUNT + 1;
+    CHECK(!rl_window_algorithm.cell_valid(&bad));
+    bad = good, bad.w[0] |= 1ULL << 60;
+    CHECK(!rl_window_algorithm.cell_valid(&bad));  /* bits that mean nothing */
+    bad = good, bad.w[0] = (bad.w[0] & ~((1ULL << 46) - 1)) | ((1ULL << 46) - 1);
+    CHECK(!rl_window_algorithm.cell_valid(&bad));  /* a newest cell starting beyond the clock */
+    char err[RL_ERR_LEN];
+    rl_request req = {{5, 60000, 7, 0}, 1, 0, SW, BASE_US};
+    CHECK(rl_window_algorithm.validate(&req, err) != 0 && strstr(err, "multiple") != NULL);
+    req.params[2] = 6;
+    CHECK_EQ(rl_window_algorithm.validate(&req, err), 0);
+}
+
+/* Random runs against a reference written here: every cell's count in an array, indexed from the run's
+ * first cell, the rule recomputed from it at each request (admitted, remaining, retry at the first
+ * boundary where enough old cells have left, idle when the newest counted cell leaves). */
+static void test_sub_reference(void) {
+    enum { CELLS = 4000 };
+    static int64_t counts[CELLS];
+    for (int set = 0; set < 300; set++) {
+        int64_t n = 2 + (int64_t)(rng() % 59), cell_ms = 1 + (int64_t)(rng() % 50), limit = 1 + (int64_t)(rng() % 20);
+        limiter l = new_window(limit, n * cell_ms);
+        l.params[2] = n;
+        memset(counts, 0, sizeof counts);
+        int64_t first = BASE_MS / cell_ms, now = BASE_US;
+        for (int step = 0; step < 400; step++) {
+            now += (int64_t)(rng() % (uint64_t)(cell_ms * 1000 * (rng() % 4 == 0 ? 3 * n : 1) + 1));
+            int64_t i = now / 1000 / cell_ms - first;
+            if (i >= CELLS) break;
+            int64_t cost = (int64_t)(rng() % (uint64_t)(limit + 2)), sum = 0;
+            for (int64_t k = i - n + 1; k <= i; k++) sum += k >= 0 ? counts[k] : 0;
+            rl_reply want = {0};
+            want.limit = limit;
+            want.allowed = sum + cost <= limit;
+            if (want.allowed) counts[i] += cost, sum += cost;
+            want.remaining = limit - sum > 0 ? limit - sum : 0;
+            want.retry_after_ms = -1;
+            if (!want.allowed && cost <= limit) {
+                int64_t j = i + 1, left = sum;
+                for (;; j++) {
+                    int64_t gone = j - n >= 0 ? counts[j - n] : 0;
+                    left -= gone;
+                    if (left + cost <= limit) break;
+                }
+                want.retry_after_ms = rl_us_to_ms_ceil((rl_i128)(first + j) * cell_ms * 1000 - now);
+            }
+            want.reset_after_ms = 0;
+            for (int64_t k = i; k > i - n && k >= 0; k--)
+                if (counts[k] > 0) {
+                    want.reset_after_ms = rl_us_to_ms_ceil((rl_i128)(first + k + n) * cell_ms * 1000 - now);
+                    break;
+                }
+            rl_reply got = call(&l, now, cost, SW);
+            if (!CHECK(got.allowed == want.allowed && got.remaining == want.remaining &&
+                       got.retry_after_ms == want.retry_after_ms && got.reset_after_ms == want.reset_after_ms &&
+                       got.limit == limit && got.wait_ms == 0))
+                fprintf(stderr, "     n %lld cell %lld limit %lld step %d cost %lld: got %lld %lld %lld %lld, want %lld %lld %lld %lld\n",
+                        (long long)n, (long long)cell_ms, (long long)limit, step, (long long)cost, (long long)got.allowed,
+                        (long long)got.remaining, (long long)got.retry_after_ms, (long long)got.reset_after_ms,
+                        (long long)want.allowed, (long long)want.remaining, (long long)want.retry_after_ms,
+                        (long long)want.reset_after_ms);
+        }
+    }
+}
+
 int main(void) {
     test_tables();
     test_option_tables();
@@ -367,5 +524,8 @@ int main(void) {
     test_generic();
     test_clock_back_sequences();
     test_steady_runs();
+    test_sub_tables();
+    test_sub_cells();
+    test_sub_reference();
     return check_summary("unit_window");
 }

@@ -6,7 +6,7 @@
  * them, then up to MAX_STEPS requests, each with a clock step (forward, backward, a jump anywhere in
  * [0, RL_MAX_TIME_US), or onto the previous reply's retry/reset instant +-1), a cost (0, 1, the limit, the
  * limit + 1, the last remaining (+1), anything up to 10^12 and, for cells, a little beyond), DRYRUN, and
- * now and then a change of mode (INTERVAL, NODELAY, FIXED/SLIDING) or of parameters on the live key.
+ * now and then a change of mode (INTERVAL, NODELAY, FIXED/SLIDING/SUBWINDOWS n) or of parameters on the live key.
  * A cell limiter starts new, from 16 arbitrary bytes that pass cell_valid (the input is dropped when they
  * do not), or from bytes folded into the cell's valid domain. A sliding log starts from arbitrary sorted
  * entries: in the past, in the future, beyond the window, more than limit + 1 of them, mostly of weight 1
@@ -202,10 +202,10 @@ static void pick_params(input *in, int fam, int64_t p[3]) {
         p[1] = in_range(in, 1, RL_MAX_COUNT);
         p[2] = in_range(in, 1, RL_MAX_PERIOD_MS);
         break;
-    case FAM_WINDOW:
+    case FAM_WINDOW: /* n for SUBWINDOWS (the other modes ignore it), and a window it divides */
         p[0] = in_range(in, 1, RL_MAX_COUNT);
-        p[1] = in_range(in, 1, RL_MAX_PERIOD_MS);
-        p[2] = 0;
+        p[2] = in_range(in, RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS);
+        p[1] = in_range(in, 1, RL_MAX_PERIOD_MS / p[2]) * p[2];
         break;
     default: /* large limits cost O(limit) per decision: mostly small ones, the whole range now and then */
         p[0] = (in_u8(in) & 15) == 0 ? in_range(in, 1, RL_SLOG_MAX_LIMIT) : in_range(in, 1, 64);
@@ -219,7 +219,7 @@ static uint32_t pick_mode(int fam, uint8_t b) {
     switch (fam) {
     case FAM_TOKEN: return (b & 1) ? RL_F_INTERVAL : 0;
     case FAM_LEAKY: return ((b & 1) ? RL_F_NODELAY : 0) | ((b & 2) ? RL_F_BLOCK : 0);
-    case FAM_WINDOW: return b % 3 == 0 ? RL_F_FIXED : b % 3 == 1 ? RL_F_SLIDING : 0;
+    case FAM_WINDOW: return b % 4 == 0 ? RL_F_FIXED : b % 4 == 1 ? RL_F_SLIDING : b % 4 == 2 ? RL_F_SUBWINDOWS : 0;
     default: return 0;
     }
 }
@@ -372,11 +372,17 @@ static rl_request req_at(const rl_request *req, int64_t now_us, int64_t cost, ui
 }
 
 /* The stored cell is read in the request's mode (a mode switch rewrites the state when it is made). */
-static int same_mode(int fam, const rl_cell *cell, int exists, uint32_t flags) {
+static int same_mode(int fam, const rl_cell *cell, int exists, const rl_request *req) {
+    uint32_t flags = req->flags;
     if (!exists) return 1;
     switch (fam) {
     case FAM_TOKEN: return !(cell->w[1] & RL_TOKEN_INTERVAL_BIT) == !(flags & RL_F_INTERVAL);
-    case FAM_WINDOW: return rl_window_unpack(cell).fixed == !!(flags & RL_F_FIXED);
+    case FAM_WINDOW:
+        if ((cell->w[0] & RL_WINDOW_SUB_BIT) || (flags & RL_F_SUBWINDOWS)) /* the same ring, or a conversion */
+            return (cell->w[0] & RL_WINDOW_SUB_BIT) && (flags & RL_F_SUBWINDOWS) &&
+                   (int64_t)((cell->w[0] >> RL_WINDOW_SUB_N_SHIFT) & 0x3f) == req->params[2] &&
+                   (int64_t)cell->w[1] * req->params[2] == req->params[1];
+        return rl_window_unpack(cell).fixed == !!(flags & RL_F_FIXED);
     default: return 1;
     }
 }
@@ -404,7 +410,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
         REQUIRE(r1->remaining >= was.remaining && r1->remaining <= most,
                 "refund %lld: remaining %lld, a COST 0 says %lld", (long long)n, (long long)r1->remaining,
                 (long long)was.remaining);
-        if (was.allowed && (fam != FAM_WINDOW || (req->flags & RL_F_FIXED)))
+        if (was.allowed && (fam != FAM_WINDOW || (req->flags & (RL_F_FIXED | RL_F_SUBWINDOWS))))
             REQUIRE(r1->remaining == most, "refund %lld: remaining %lld, expected min(limit, %lld + n)", (long long)n,
                     (long long)r1->remaining, (long long)was.remaining);
         REQUIRE(r1->reset_after_us <= was.reset_after_us, "refund: reset_after_us %lld above the COST 0's %lld",
@@ -445,7 +451,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
         }
 
         /* The same refund at an earlier clock leaves no more room now. */
-        if (same_mode(fam, pre, pre_exists, req->flags) && now > 0) {
+        if (same_mode(fam, pre, pre_exists, req) && now > 0) {
             int64_t backs[2] = {now - 1, (int64_t)((uint64_t)now * probe_byte / 256)};
             for (int i = 0; i < 2; i++) {
                 rl_cell early = *pre;
