@@ -44,8 +44,9 @@
  *
  * Sub-windows (SUBWINDOWS n). The window is made of n epoch-aligned cells of cell_ms = W / n; each
  * counts what it admitted, and a request at t counts the n cells ending with t's cell (index floor(t /
- * cell_ms)): admitted iff their sum + cost <= limit. It is exact at cell granularity: the estimate is the
- * real count of the last n cells, so its error is only which requests of the oldest cell still count
+ * cell_ms)): admitted iff their sum + cost <= limit. The n cells cover the trailing W but for the stretch
+ * (under one cell) that lies in the cell that has just left: the count is a part of the exact one, so it
+ * never denies what an exact window would admit, and may admit what was admitted in that stretch too much
  * (accuracy grows with n, memory is n counters). retry_after_ms is the first cell boundary at which enough
  * of the oldest cells have left for the cost to fit; reset_after_ms is when the newest counted cell leaves.
  * REFUND n comes off the newest cells first (the last admissions went there), never below 0; ATMOST's

@@ -8,6 +8,7 @@
  * request is not admitted, so the limiters' histories drift apart once they disagree):
  *   - SLIDING: the module's own code, rl_window_algorithm.decide with RL_F_SLIDING, one cell per client;
  *   - FIXED:   the same with RL_F_FIXED;
+ *   - SUB6, SUB60: the same with RL_F_SUBWINDOWS, n = 6 and n = 60 (skipped when W is not a multiple of n);
  *   - exact:   a sliding log of ADMITTED requests, kept here: a request at t is admitted iff the admitted
  *              requests in (t - W, t] plus its cost stay within L. The reference;
  *   - attempts: the module's RL.SLIDINGLOG decision (rl_slog_decide), which logs blocked attempts too
@@ -33,8 +34,8 @@
  * the client's whole admitted history, and RL.SLIDINGLOG's by binary search over all the client's earlier
  * attempts (with cost 1 and time never going back, it admits iff fewer than L of them lie in (t - W, t]).
  *
- * Output: a human-readable report, then three lines starting "md-exact:", "md-attempts:" and "md-own:"
- * holding markdown table rows for scripts/sliding-accuracy.sh. */
+ * Output: a human-readable report, then lines starting "md-exact:", "md-attempts:", "md-own:" and "md-sub:"
+ * holding markdown table rows, and "dat:" the plot's data, for scripts/sliding-accuracy.sh. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,16 +284,21 @@ int main(int argc, char **argv) {
     tlog exact = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
     tlog s_adm = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
     tlog f_adm = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
+    tlog s6_adm = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
+    tlog s60_adm = {xmalloc(sizeof(int64_t) * (size_t)max_n), 0, 0};
     rl_slog_entry *slog = xmalloc(sizeof(rl_slog_entry) * (size_t)(max_n + 1));
 
-    cmp s_ex = {0}, f_ex = {0}, s_at = {0}, f_at = {0}, ex_at = {0};
-    own s_own = {0}, f_own = {0};
+    cmp s_ex = {0}, f_ex = {0}, s_at = {0}, f_at = {0}, ex_at = {0}, s6_ex = {0}, s60_ex = {0};
+    own s_own = {0}, f_own = {0}, s6_own = {0}, s60_own = {0};
     int64_t clients_limited = 0, limited_requests = 0, exact_denied = 0, attempts_denied = 0, sliding_denied = 0, fixed_denied = 0;
     const int64_t cost = 1, W_us = window * 1000;
 
     rl_request sreq = {{limit, window, 0}, cost, 0, RL_F_SLIDING, 0};
     rl_request freq = {{limit, window, 0}, cost, 0, RL_F_FIXED, 0};
     rl_request lreq = {{limit, window, 0}, cost, 0, 0, 0};
+    rl_request s6req = {{limit, window, 6}, cost, 0, RL_F_SUBWINDOWS, 0};
+    rl_request s60req = {{limit, window, 60}, cost, 0, RL_F_SUBWINDOWS, 0};
+    int has6 = window % 6 == 0, has60 = window % 60 == 0;
     char err[RL_ERR_LEN];
     if (rl_window_algorithm.validate(&sreq, err)) {
         fprintf(stderr, "sliding-accuracy: RL.WINDOW refuses these parameters\n");
@@ -300,11 +306,12 @@ int main(int argc, char **argv) {
     }
 
     for (int64_t i = 0; i < C; i++) {
-        rl_cell scell = {{0, 0}}, fcell = {{0, 0}};
-        int sexists = 0, fexists = 0;
+        rl_cell scell = {{0, 0}}, fcell = {{0, 0}}, s6cell = {{0, 0}}, s60cell = {{0, 0}};
+        int sexists = 0, fexists = 0, s6exists = 0, s60exists = 0;
         exact.lo = exact.n = s_adm.lo = s_adm.n = f_adm.lo = f_adm.n = 0;
+        s6_adm.lo = s6_adm.n = s60_adm.lo = s60_adm.n = 0;
         int64_t cap = max_n + 1, head = cap, tail = cap;
-        int hit[5] = {0};
+        int hit[7] = {0};
         int64_t denied_before = exact_denied;
         const int64_t *ts = tr.t_ms + tr.first[i];
         int64_t n = tr.first[i + 1] - tr.first[i];
@@ -321,6 +328,19 @@ int main(int argc, char **argv) {
             rl_window_algorithm.decide(&freq, &fcell, fexists, &rep);
             int f_ok = rep.allowed != 0;
             fexists = rep.reset_after_ms > 0;
+            int s6_ok = 0, s60_ok = 0;
+            if (has6) {
+                s6req.now_us = now_us;
+                rl_window_algorithm.decide(&s6req, &s6cell, s6exists, &rep);
+                s6_ok = rep.allowed != 0;
+                s6exists = rep.reset_after_ms > 0;
+            }
+            if (has60) {
+                s60req.now_us = now_us;
+                rl_window_algorithm.decide(&s60req, &s60cell, s60exists, &rep);
+                s60_ok = rep.allowed != 0;
+                s60exists = rep.reset_after_ms > 0;
+            }
 
             /* (b) the exact sliding log of admitted requests. */
             int64_t in_win = tlog_in_window(&exact, t, window);
@@ -344,6 +364,14 @@ int main(int argc, char **argv) {
 
             own_add(&s_own, &s_adm, s_ok, t, cost, limit, window);
             own_add(&f_own, &f_adm, f_ok, t, cost, limit, window);
+            if (has6) {
+                own_add(&s6_own, &s6_adm, s6_ok, t, cost, limit, window);
+                cmp_add(&s6_ex, s6_ok, e_ok, &hit[5]);
+            }
+            if (has60) {
+                own_add(&s60_own, &s60_adm, s60_ok, t, cost, limit, window);
+                cmp_add(&s60_ex, s60_ok, e_ok, &hit[6]);
+            }
             exact_denied += !e_ok;
             attempts_denied += !a_ok;
             sliding_denied += !s_ok;
@@ -380,7 +408,9 @@ int main(int argc, char **argv) {
                 {"FIXED   vs exact log", &f_ex},
                 {"SLIDING vs attempt log", &s_at},
                 {"FIXED   vs attempt log", &f_at},
-                {"exact log vs attempt log", &ex_at}};
+                {"exact log vs attempt log", &ex_at},
+                {"SUBWINDOWS 6 vs exact log", &s6_ex},
+                {"SUBWINDOWS 60 vs exact log", &s60_ex}};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
         printf("%-30s %10" PRId64 " %8.4f%% %10" PRId64 " %10" PRId64 " %8" PRId64 "\n", rows[r].name, rows[r].c->differ,
                pct(rows[r].c->differ, N), rows[r].c->false_allow, rows[r].c->false_deny, rows[r].c->clients_hit);
@@ -394,6 +424,12 @@ int main(int argc, char **argv) {
            " admitted in a W window (%.2f x L)\n",
            f_own.false_allow, f_own.false_deny, pct(f_own.false_allow + f_own.false_deny, N), f_own.max_in_window,
            (double)f_own.max_in_window / (double)limit);
+    printf("  SUBWINDOWS 6: %" PRId64 " false allows, %" PRId64 " false denies; at most %" PRId64
+           " admitted in a W window%s\n",
+           s6_own.false_allow, s6_own.false_deny, s6_own.max_in_window, has6 ? "" : " (skipped: W is no multiple of 6)");
+    printf("  SUBWINDOWS 60: %" PRId64 " false allows, %" PRId64 " false denies; at most %" PRId64
+           " admitted in a W window%s\n",
+           s60_own.false_allow, s60_own.false_deny, s60_own.max_in_window, has60 ? "" : " (skipped: W is no multiple of 60)");
     printf("self-checks: passed\n");
 
     /* Markdown rows for scripts/sliding-accuracy.sh. */
@@ -412,6 +448,27 @@ int main(int argc, char **argv) {
            (double)s_own.max_in_window / (double)limit, f_own.false_allow, pct(f_own.false_allow, N),
            f_own.false_deny, f_own.max_in_window, (double)f_own.max_in_window / (double)limit);
 
+    /* Every counter against the exact log, side by side with the state a key keeps (bytes): FIXED and
+     * SLIDING 16, SUBWINDOWS n 8 * (2 + n), the exact log 8 per admitted request in the window (up to L). */
+    const cmp *cols[4] = {&f_ex, &s_ex, &s6_ex, &s60_ex};
+    const own *owns[4] = {&f_own, &s_own, &s6_own, &s60_own};
+    const int have[4] = {1, 1, has6, has60};
+    printf("md-sub: | %" PRId64 " / %" PRId64 " ms |", limit, window);
+    for (int k = 0; k < 4; k++) {
+        if (!have[k]) {
+            printf(" n/a |");
+            continue;
+        }
+        printf(" %.3f%% (%" PRId64 " / %" PRId64 "), max %.2f x L |", pct(cols[k]->differ, N), cols[k]->false_allow,
+               cols[k]->false_deny, (double)owns[k]->max_in_window / (double)limit);
+    }
+    printf(" 0 (the reference), max 1.00 x L |\n");
+    printf("dat: %" PRId64 "/%" PRId64 "ms", limit, window);
+    for (int k = 0; k < 4; k++) printf(" %.4f", have[k] ? pct(cols[k]->differ, N) : -1.0);
+    printf("\n");
+
+    free(s6_adm.t);
+    free(s60_adm.t);
     free(exact.t);
     free(s_adm.t);
     free(f_adm.t);
