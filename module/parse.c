@@ -20,11 +20,17 @@ int rl_parse_int64(const char *s, size_t len, int64_t *out) {
     if (i == len || len > 20) return -1;
     if (s[i] == '0' && len - i > 1) return -1; /* no leading zeros, as Redis's own parser */
     uint64_t v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        uint64_t digit = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - digit) / 10) return -1;
-        v = v * 10 + digit;
+    if (len - i <= 19) { /* below 10^19 < 2^64: no digit can overflow (the common case, checked once) */
+        for (; i < len; i++) {
+            unsigned digit = (unsigned char)s[i] - (unsigned)'0';
+            if (digit > 9) return -1;
+            v = v * 10 + digit;
+        }
+    } else {
+        for (; i < len; i++) {
+            unsigned digit = (unsigned char)s[i] - (unsigned)'0';
+            if (digit > 9 || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, digit, &v)) return -1;
+        }
     }
     if (negative) {
         if (v > (uint64_t)INT64_MAX + 1) return -1;
@@ -92,9 +98,25 @@ int rl_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t 
     return -1;
 }
 
+/* The common case, a number with no sign, in one pass: what rl_parse_int64 accepts without a '-' (every
+ * range here starts at 0 or above, so a sign only ever leads to the range error). */
+static inline int parse_unsigned(const char *s, size_t len, int64_t *out) {
+    if (len == 0 || len > 19 || (s[0] == '0' && len > 1)) return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned digit = (unsigned char)s[i] - (unsigned)'0';
+        if (digit > 9) return -1;
+        v = v * 10 + digit;
+    }
+    if (v > (uint64_t)INT64_MAX) return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
 static int parse_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max, int64_t *out,
                         char *err) {
-    if (rl_parse_int64(s, len, out) != 0 || *out < min || *out > max) return rl_range_error(err, name, min, max);
+    int bad = min >= 0 ? parse_unsigned(s, len, out) : rl_parse_int64(s, len, out);
+    if (bad || *out < min || *out > max) return rl_range_error(err, name, min, max);
     return 0;
 }
 
