@@ -315,9 +315,11 @@ static int smooth_validate(const rl_request *req, char err[RL_ERR_LEN]) {
 }
 
 static void reply_of(const smooth_state *st, const smooth_shape *s, int64_t now_us, rl_reply *reply) {
-    /* Both are >= 0 and below 2^61: the cast is floor. */
+    /* Both are >= 0 and below 2^61: the cast is floor. A rescale (setRate) may leave stored a rounding
+     * above max; the reply never says more remain than the limit. */
     reply->limit = (int64_t)s->max_permits;
     reply->remaining = (int64_t)st->stored;
+    if (reply->remaining > reply->limit) reply->remaining = reply->limit;
     int64_t rest_us = rested_at(st, s) - now_us;
     reply->reset_after_ms = rl_us_to_ms_ceil(rest_us);
     reply->reset_after_us = rest_us > 0 ? rest_us : 0;
