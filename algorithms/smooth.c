@@ -21,7 +21,10 @@
  *     new doSetRate (stored permits scaled by new max / old max; 0 old max: 0 for bursty, the new max for
  *     warm-up, as Guava's initial states). Guava can only change the rate of one limiter; the same steps
  *     serve a change of mode, period or cold factor.
- *   - A denied request changes nothing, not even the parameters: its reply describes the key as it is.
+ *   - The parameters are set first, as a Guava user's setRate before tryAcquire: a request denied by
+ *     MAXWAIT still leaves the key with its parameters (the key keeps those it was last used with); with
+ *     the same parameters a denied request changes nothing. setRate cannot move a ticket that lies ahead,
+ *     so it never changes whether the request is denied.
  *
  * Bounds (validate, the parser's ranges, cell_valid): rate in [0.000001, 10^9] permits/s, periods up to
  * RL_MAX_PERIOD_MS, cold factor in [1, 1000], and COST permits at the (cold) interval at most
@@ -334,18 +337,20 @@ static void smooth_decide(const rl_request *req, rl_cell *cell, int exists, rl_r
         smooth_state kept = state_read(cell);
         smooth_shape kept_shape = shape_of(&kept.p);
         if (!is_rested(&kept, &kept_shape, now)) {
-            /* tryAcquire's canAcquire, before anything changes: setRate would not move a future ticket. */
+            st = kept;
+            int rerated = !same_params(&kept.p, &p);
+            if (rerated) set_rate(&st, &p, now);
+            /* tryAcquire's canAcquire. */
             int64_t timeout_us = (req->flags & RL_F_MAXWAIT) ? req->params[3] * 1000 : MAX_CHARGE_US;
-            if (java_sub(kept.next_free_us, timeout_us) > now) {
-                reply_of(&kept, &kept_shape, now, reply);
+            if (java_sub(st.next_free_us, timeout_us) > now) {
+                if (rerated) state_write(cell, &st); /* else the cell stays as it is */
+                reply_of(&st, &s, now, reply);
                 reply->allowed = 0;
                 reply->granted = 0;
                 reply->wait_ms = 0;
-                reply->retry_after_ms = rl_us_to_ms_ceil((rl_i128)kept.next_free_us - timeout_us - now);
-                return; /* the cell stays as it is */
+                reply->retry_after_ms = rl_us_to_ms_ceil((rl_i128)st.next_free_us - timeout_us - now);
+                return;
             }
-            st = kept;
-            if (!same_params(&kept.p, &p)) set_rate(&st, &p, now);
         }
     }
     int64_t ticket = reserve(&st, &s, req->cost, now);

@@ -12,7 +12,7 @@
  *     ticket of every state are compared; each trace is also replayed at another time base, which must
  *     change nothing (Guava works on differences of times);
  *   - the promises of the common reply that apply to a limiter that reserves: DRYRUN answers as the real
- *     call, a denied request changes nothing, retry_after_ms is the first ms MAXWAIT is met,
+ *     call, a denied request with the key's parameters changes nothing, retry_after_ms is the first ms MAXWAIT is met,
  *     reset_after_us is exactly when the limiter is rested and from then on it answers as a new one, every
  *     written cell passes cell_valid. (tests/alg_checks.h's "remaining more are admitted, one more is
  *     not" does not apply: a reservation is granted whatever is stored.) */
@@ -120,7 +120,15 @@ static rl_reply call(key *k, const args *a, int64_t now_us) {
     CHECK_EQ(r.granted, r.allowed ? a->cost : 0);
     CHECK_EQ(r.reset_after_ms, (r.reset_after_us + 999) / 1000);
     if (!r.allowed) {
-        CHECK(k->exists && memcmp(&next, &k->cell, RL_SMOOTH_WORDS * 8) == 0); /* nothing changes */
+        /* Nothing changes but, when they differ, the parameters (setRate), never the ticket ahead. */
+        CHECK(k->exists);
+        if (memcmp(&next, &k->cell, RL_SMOOTH_WORDS * 8) != 0) {
+            rl_cell fresh;
+            key none = {0};
+            decide_on(&none, &req, &fresh); /* the words of the request's parameters */
+            CHECK(memcmp(next.w, fresh.w, 4 * 8) == 0 && memcmp(k->cell.w, fresh.w, 4 * 8) != 0);
+            CHECK_EQ(next.w[5], k->cell.w[5]);
+        }
         CHECK_EQ(r.wait_ms, 0);
         CHECK(r.retry_after_ms >= 1);
     } else {
@@ -386,6 +394,7 @@ typedef struct ref_key {
 static void ref_describe(const guava *g, int64_t now, rl_reply *r) {
     r->limit = (int64_t)g->maxPermits; /* >= 0: truncation is floor */
     r->remaining = (int64_t)g->storedPermits;
+    if (r->remaining > r->limit) r->remaining = r->limit; /* a rescale's rounding above max */
     int64_t rest = ref_rest_at(g) - now;
     r->reset_after_us = rest;
     r->reset_after_ms = (rest + 999) / 1000;
@@ -402,16 +411,16 @@ static rl_reply ref_call(ref_key *k, const args *a, int64_t now) {
         k->g.nextFreeTicketMicros = now;
         k->exists = 1;
     } else {
-        int64_t timeout = a->maxwait_ms >= 0 ? a->maxwait_ms * MS : RL_SMOOTH_MAX_CHARGE_MS * MS;
-        if (k->g.nextFreeTicketMicros - timeout > now) { /* tryAcquire refuses */
-            ref_describe(&k->g, now, &r); /* the key as it is */
-            r.retry_after_ms = (k->g.nextFreeTicketMicros - timeout - now + 999) / 1000;
-            return r;
-        }
-        if (!ref_same_config(&k->g, a)) {
+        if (!ref_same_config(&k->g, a)) { /* the user's setRate, then tryAcquire */
             ref_resync(&k->g, now);
             ref_configure(&k->g, a);
             ref_set_rate(&k->g, ref_decimal(a->rate), now);
+        }
+        int64_t timeout = a->maxwait_ms >= 0 ? a->maxwait_ms * MS : RL_SMOOTH_MAX_CHARGE_MS * MS;
+        if (k->g.nextFreeTicketMicros - timeout > now) { /* tryAcquire refuses */
+            ref_describe(&k->g, now, &r); /* the key as it is, its parameters set */
+            r.retry_after_ms = (k->g.nextFreeTicketMicros - timeout - now + 999) / 1000;
+            return r;
         }
     }
     int64_t wait = ref_reserve(&k->g, a->cost, now);
