@@ -15,7 +15,8 @@
  *     call, a denied request with the key's parameters changes nothing, retry_after_ms is the first ms MAXWAIT is met,
  *     reset_after_us is exactly when the limiter is rested and from then on it answers as a new one, every
  *     written cell passes cell_valid. (tests/alg_checks.h's "remaining more are admitted, one more is
- *     not" does not apply: a reservation is granted whatever is stored.) */
+ *     not" does not apply: a reservation is granted whatever is stored.)
+ * The real Guava is compared too, call by call, by tests/guava/ (make test). */
 #define RNG_SEED 0x5deece66dULL
 #include <math.h>
 #include <stdlib.h>
