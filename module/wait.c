@@ -417,7 +417,8 @@ static int enqueue(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString
 int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc, int64_t timeout_ms,
                  uint32_t flags, RedisModuleString **keys, int nkeys, rl_counters *stats) {
     int db = RedisModule_GetSelectedDb(ctx), queued = 0;
-    if (rl_waiters) { /* the waiters that fit go first */
+    uint32_t dryrun = flags & RL_F_DRYRUN; /* DRYRUN, or a read-only form: it writes nothing, serves no one */
+    if (rl_waiters && !dryrun) { /* the waiters that fit go first */
         for (int i = 0; i < nkeys; i++) {
             queue *q = queue_find(db, keys[i], 0);
             if (q) mark_dirty(q);
@@ -435,7 +436,7 @@ int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString *
         else stats->denied++; /* a denial writes nothing: its DRYRUN is the call */
         return rl_send_outcome(ctx, &o);
     }
-    decide(ctx, &(waiter){.lim = lim, .argv = argv, .argc = argc}, 0, -1, stats, &o);
+    decide(ctx, &(waiter){.lim = lim, .argv = argv, .argc = argc}, dryrun, -1, stats, &o);
     if (can_wait && fits_in(&o, timeout_ms)) {
         stats->denied--; /* counted when it is answered */
         return enqueue(ctx, lim, argv, argc, timeout_ms, keys, nkeys, stats, o.retry_after_ms);

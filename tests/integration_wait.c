@@ -152,6 +152,27 @@ static void test_fifo(void) {
     CHECK(poll_reply(&w, 2000) && w.r.allowed == 1);
     finish(&w);
 
+    /* While a client waits, DRYRUN and the read-only forms still write nothing, on the waited key or another
+     * one, and do not serve the waiter either (RL.TOKEN_RO may run where nothing can be written). */
+    CHECK(cmd_int(c, "DEL wt:ro wt:other") >= 0);
+    CHECK(rl(c, "RL.TOKEN wt:ro 1 1 1000").allowed == 1);
+    CHECK(rl(c, "RL.TOKEN wt:other 5 1 1000").allowed == 1);
+    pending ro = start("RL.TOKEN wt:ro 1 1 1000 WAIT 60000");
+    CHECK(wait_for_waiting(1));
+    for (int i = 0; i < 3; i++) {
+        CHECK(rl(c, "RL.TOKEN_RO wt:other 5 1 1000").remaining == 3);
+        CHECK(rl(c, "RL.TOKEN wt:other 5 1 1000 DRYRUN").remaining == 3);
+    }
+    redisAppendCommand(c, "RL.CLOCK ADVANCE 1000");
+    redisAppendCommand(c, "RL.TOKEN_RO wt:ro 1 1 1000");
+    freeReplyObject(next_reply(c));
+    redisReply *look = next_reply(c);
+    CHECK(rl_of(look).ok && rl_of(look).allowed == 1); /* the token is back, and the read served no one */
+    freeReplyObject(look);
+    CHECK(poll_reply(&ro, 2000) && ro.r.allowed == 1); /* the waiter got it */
+    finish(&ro);
+    CHECK(rl(c, "RL.TOKEN_RO wt:other 5 1 1000").remaining == 4); /* one more refilled meanwhile */
+
     /* A head that needs 3 holds a later waiter that needs 1, although 1 would fit first. */
     CHECK(cmd_int(c, "DEL wt:h") >= 0);
     CHECK(rl(c, "RL.TOKEN wt:h 3 1 1000 COST 3").allowed == 1);
