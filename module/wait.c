@@ -9,8 +9,8 @@
  *     call at that moment (committed and replicated when admitted, nothing written when denied), and the
  *     client gets that reply, with every field as of that moment;
  *   - a head that is denied keeps waiting, and is decided again at its retry_after_ms; the ones behind it
- *     wait for it, so a later waiter is never admitted before an earlier one on its keys, even one that
- *     would fit now;
+ *     wait for it, even one that would fit now, so a later waiter is never admitted while an earlier one on
+ *     its keys that fits is still waiting (at its own timeout it is answered as a fresh call, below);
  *   - every call on a key with waiters (waiting or not) first lets the heads that fit be admitted; then a
  *     call without WAIT is decided as usual, and a call with WAIT joins the back of the queue (if it could
  *     fit within its timeout at all) rather than pass the waiters;
