@@ -30,7 +30,8 @@
  *           every algorithm but RL.LEAKY, and at most reset_after_ms. Cells: granted == cost when a plain
  *           request is allowed, else 0; 0 for a refund; with ATMOST, 0..min(cost, limit), >= 1 exactly
  *           when allowed (COST 0: 0).
- *   cell:   the stored cell passes cell_valid whenever reset_after_ms > 0; deciding twice on copies gives
+ *   cell:   (every word of the state, as many as its first word says) the stored cell passes cell_valid
+ *           whenever reset_after_ms > 0; deciding twice on copies gives
  *           the same reply and cell (every reply field written: the copies start from different garbage);
  *           the same request with DRYRUN set gives the same reply and cell; a new limiter (exists 0)
  *           ignores the cell's bytes, and admits exactly when cost <= limit.
@@ -108,6 +109,13 @@ static struct {
     int have_reply;
     const char *probe;
 } ctx;
+
+/* Two cells hold the same state of the current limiter: as many words (read from the first), all equal. */
+static int same_words(const rl_cell *a, const rl_cell *b) {
+    const rl_algorithm *alg = cell_algs[ctx.fam];
+    unsigned n = alg->words(a);
+    return n == alg->words(b) && memcmp(a->w, b->w, n * sizeof a->w[0]) == 0;
+}
 
 static void print_reply(const char *what, const rl_reply *r) {
     fprintf(stderr, "  %s: allowed %lld limit %lld remaining %lld retry_after_ms %lld reset_after_ms %lld wait_ms %lld "
@@ -419,7 +427,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
             REQUIRE(r1->remaining == was.remaining && r1->reset_after_us == was.reset_after_us,
                     "a refund of 0 (or on a new limiter) changed something");
             if (r1->reset_after_ms > 0)
-                REQUIRE(without_exists && c1->w[0] == without.w[0] && c1->w[1] == without.w[1],
+                REQUIRE(without_exists && same_words(c1, &without),
                         "a refund of 0 stores another cell than COST 0");
         }
         if (!pre_exists) REQUIRE(r1->reset_after_ms == 0, "a refund on a new limiter is not idle");
@@ -436,7 +444,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
         REQUIRE(same_cell_reply(&second, r1), "two refunds (%lld + %lld) differ from one", (long long)part,
                 (long long)(n - part));
         if (r1->reset_after_ms > 0)
-            REQUIRE(two.w[0] == c1->w[0] && two.w[1] == c1->w[1], "two refunds store another cell than one");
+            REQUIRE(same_words(&two, c1), "two refunds store another cell than one");
 
         /* Later, never less room than without the refund. */
         int64_t laters[2] = {clamp((rl_i128)now + (rl_i128)was.reset_after_us * probe_byte / 256, 0, TIME_MAX),
@@ -474,7 +482,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
         REQUIRE(same_cell_reply(&p, r1), "ATMOST COST %lld (W %lld) differs from the plain request of %lld",
                 (long long)n, (long long)was.remaining, (long long)q.cost);
         if (r1->reset_after_ms > 0)
-            REQUIRE(pc.w[0] == c1->w[0] && pc.w[1] == c1->w[1], "ATMOST stores another cell than the plain request");
+            REQUIRE(same_words(&pc, c1), "ATMOST stores another cell than the plain request");
         if (n > 0) REQUIRE(r1->granted == g, "ATMOST COST %lld granted %lld, W %lld", (long long)n,
                            (long long)r1->granted, (long long)was.remaining);
         if (g < n) REQUIRE(r1->remaining == 0, "ATMOST took less than asked but %lld remain", (long long)r1->remaining);
@@ -495,7 +503,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
         REQUIRE(same_cell_reply(&a, &was), "a refund of the %lld granted does not restore the state",
                 (long long)r1->granted);
         REQUIRE(u_exists == without_exists, "undo: exists %d, a COST 0 leaves %d", u_exists, without_exists);
-        if (u_exists) REQUIRE(u.w[0] == without.w[0] && u.w[1] == without.w[1], "undo: another cell");
+        if (u_exists) REQUIRE(same_words(&u, &without), "undo: another cell");
     }
     ctx.probe = NULL;
 }
@@ -537,14 +545,14 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
     ctx.reply = r1;
     ctx.have_reply = 1;
     REQUIRE(same_cell_reply(&r1, &r2), "two decisions on copies differ (or a reply field is left unwritten)");
-    REQUIRE(c1.w[0] == c2.w[0] && c1.w[1] == c2.w[1], "two decisions on copies store different cells");
+    REQUIRE(same_words(&c1, &c2), "two decisions on copies store different cells");
 
     /* DRYRUN is the module's business: the decision with and without it is the same. */
     rl_request dry = *req;
     dry.flags ^= RL_F_DRYRUN;
     rl_reply r3 = cell_decide(alg, &dry, &c3, pre_exists, 0x33);
     REQUIRE(same_cell_reply(&r1, &r3), "DRYRUN changes the reply");
-    REQUIRE(c1.w[0] == c3.w[0] && c1.w[1] == c3.w[1], "DRYRUN changes the cell");
+    REQUIRE(same_words(&c1, &c3), "DRYRUN changes the cell");
 
     check_reply(fam, req, &r1);
     if (r1.reset_after_ms > 0)
@@ -560,7 +568,7 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
         REQUIRE(same_cell_reply(&r1, &rg) && same_cell_reply(&r1, &rz),
                 "a new limiter's reply depends on the cell's bytes");
         if (r1.reset_after_ms > 0)
-            REQUIRE(g.w[0] == c1.w[0] && g.w[1] == c1.w[1] && z.w[0] == c1.w[0] && z.w[1] == c1.w[1],
+            REQUIRE(same_words(&g, &c1) && same_words(&z, &c1),
                     "a new limiter's stored cell depends on the cell's bytes");
         int want = (req->flags & OPTIONS) ? 1 : req->cost <= limit; /* ATMOST: something is there */
         REQUIRE(r1.allowed == want, "new limiter: cost %lld, limit %lld, flags 0x%x, allowed %lld",
