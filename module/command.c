@@ -4,7 +4,9 @@
  * a command differs from another only by its row in the list (limiters.h), i.e. its syntax (syntax.c)
  * and its storage's steps (rl_module.h); a read-only form (RL.TOKEN_RO) is its command with DRYRUN set
  * and a key opened for reading. The path: parse, read the clock, prepare (validate, decide), commit unless
- * DRYRUN or nothing changes, release, then reply, or for BLOCK hold the reply until wait_ms has passed.
+ * DRYRUN or nothing changes, release, then reply, or for BLOCK hold the reply until wait_ms has passed. A
+ * call with WAIT, and every call while some client waits, goes through wait.c instead, which decides it
+ * with rl_limiter_decide (the same steps, answering an rl_outcome) in its turn.
  *
  * Only a commit touches the key, so only a commit signals it (WATCH, client-side caching) and fires the
  * keyspace event "<command>" in the module class (`d`): the module loads with implicit signalling off,
