@@ -69,7 +69,9 @@ static void millionths_text(char *dst, size_t dstlen, int64_t v) {
     while (frac && n > 0 && dst[n - 1] == '0') dst[--n] = '\0';
 }
 
-int rl_decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max) {
+/* "ERR <name>: must be a decimal number between <min> and <max>", the bounds in millionths written as
+ * decimals ("0.000001", "1000"). Returns -1. */
+static int decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max) {
     char lo[32], hi[32];
     millionths_text(lo, sizeof lo, min);
     millionths_text(hi, sizeof hi, max);
@@ -80,7 +82,7 @@ int rl_decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, 
 static int parse_decimal_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max, int64_t *out,
                                 char *err) {
     if (rl_parse_decimal(s, len, out) != 0 || *out < min || *out > max)
-        return rl_decimal_range_error(err, name, min, max);
+        return decimal_range_error(err, name, min, max);
     return 0;
 }
 

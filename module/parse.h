@@ -92,10 +92,6 @@ int rl_parse_int64(const char *s, size_t len, int64_t *out);
  * Exact: *out is the number times 10^6. Returns 0 on success. */
 int rl_parse_decimal(const char *s, size_t len, int64_t *out);
 
-/* "ERR <name>: must be a decimal number between <min> and <max>", the bounds in millionths written as
- * decimals ("0.000001", "1000"). Returns -1. */
-int rl_decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max);
-
 /* The error of a number out of its range: "ERR <name>: must be an integer between <min> and <max>".
  * Returns -1. */
 int rl_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t max);

@@ -42,7 +42,6 @@ typedef struct waiter waiter;
 /* The waiters on one key of one database, in arrival order. */
 typedef struct queue {
     int db;
-    RedisModuleString *key;
     char *name; /* its dictionary key: db, then the key's bytes */
     size_t name_len;
     waiter *head, *tail;
@@ -121,7 +120,6 @@ static queue *queue_find(int db, RedisModuleString *key, int create) {
         if (!queues) queues = RedisModule_CreateDict(NULL);
         q = RedisModule_Calloc(1, sizeof *q);
         q->db = db;
-        q->key = RedisModule_CreateStringFromString(NULL, key);
         q->name = RedisModule_Alloc(len);
         memcpy(q->name, name, len);
         q->name_len = len;
@@ -182,7 +180,6 @@ static int head_everywhere(const waiter *w) {
 static void queue_free(RedisModuleCtx *ctx, queue *q) {
     if (q->has_timer) RedisModule_StopTimer(ctx, q->timer, NULL);
     RedisModule_DictDelC(queues, q->name, q->name_len, NULL);
-    RedisModule_FreeString(NULL, q->key);
     RedisModule_Free(q->name);
     RedisModule_Free(q);
 }
@@ -255,6 +252,14 @@ static void expire(RedisModuleCtx *ctx, queue *q) {
 }
 
 static void on_timer(RedisModuleCtx *ctx, void *data);
+
+/* Serve q right after the current command or callback, from its timer (a context that may write). */
+static void serve_soon(RedisModuleCtx *ctx, queue *q) {
+    if (q->has_timer) RedisModule_StopTimer(ctx, q->timer, NULL);
+    q->timer = RedisModule_CreateTimer(ctx, 0, on_timer, q);
+    q->has_timer = 1;
+    q->timer_at_ms = real_ms();
+}
 
 /* One timer for the queue, due at the earlier of its head's retry instant (on the real clock) and its
  * nearest timeout; none when it is empty. */
@@ -373,10 +378,7 @@ static void disconnect_cb(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc) {
         queue *q = dirty_list;
         dirty_list = q->next_dirty;
         q->dirty = 0;
-        if (q->has_timer) RedisModule_StopTimer(ctx, q->timer, NULL);
-        q->timer = RedisModule_CreateTimer(ctx, 0, on_timer, q);
-        q->has_timer = 1;
-        q->timer_at_ms = real_ms();
+        serve_soon(ctx, q);
     }
     waiter_free(w);
     RedisModule_UnblockClient(bc, NULL);
@@ -451,12 +453,7 @@ void rl_wait_clock_moved(RedisModuleCtx *ctx) {
     if (!queues) return;
     RedisModuleDictIter *it = RedisModule_DictIteratorStartC(queues, "^", NULL, 0);
     queue *q;
-    while (RedisModule_DictNextC(it, NULL, (void **)&q)) {
-        if (q->has_timer) RedisModule_StopTimer(ctx, q->timer, NULL);
-        q->timer = RedisModule_CreateTimer(ctx, 0, on_timer, q); /* served right after this command */
-        q->has_timer = 1;
-        q->timer_at_ms = real_ms();
-    }
+    while (RedisModule_DictNextC(it, NULL, (void **)&q)) serve_soon(ctx, q);
     RedisModule_DictIteratorStop(it);
 }
 
