@@ -221,9 +221,10 @@ static void hold(log_reader *r, const entry *e) {
     r->held_units += e->weight;
 }
 
-/* From the top down to the newest module member, holding the first HOLD members. */
+/* From the top down to the newest module member, holding the first HOLD members. When the newest member
+ * of all is the module's and below now, its name is kept for commit, which would read just that member
+ * (log_commit). */
 static int visit_top(void *arg, RedisModuleString *name, double score, int *take) {
-    (void)take;
     log_reader *r = arg;
     entry e;
     parse_member(name, score, &e);
@@ -231,6 +232,10 @@ static int visit_top(void *arg, RedisModuleString *name, double score, int *take
     r->walked++;
     if (!e.own) return 1;
     r->b = (newest_own){1, r->walked - 1, e.x, e.floor, e.weight, e.us};
+    if (r->walked == 1 && e.us < r->now) {
+        *take = 1;
+        r->p->u.log.top = (rl_log_top){name, e.us, e.seq, e.weight, e.x, e.floor};
+    }
     return 0;
 }
 
@@ -393,6 +398,7 @@ static int64_t log_nth(void *arg, int64_t i) {
 static const char *log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     (void)err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
+    p->u.log.top.name = NULL; /* release frees it: set before any return */
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     rl_log_pending *log = &p->u.log;
     int type = RedisModule_KeyType(p->key);
@@ -486,6 +492,18 @@ static int visit_commit_top(void *arg, RedisModuleString *name, double score, in
     return 0;
 }
 
+/* What the top walk would find without a refund when the newest member of all is the module's and below
+ * now, as prepare read it: no member at or above now, and that member the newest module member left. Takes
+ * its name. */
+static void start_below_top(log_writer *w, rl_log_top *top) {
+    w->walked = 1;
+    w->b = (newest_own){1, 0, top->x, top->floor, top->weight, top->us};
+    w->below = (entry){.us = top->us, .weight = top->weight, .own = 1, .seq = top->seq, .x = top->x,
+                       .floor = top->floor, .name = top->name};
+    w->left = 1;
+    top->name = NULL;
+}
+
 static int same_member(const entry *a, const entry *b) {
     return a->name && b->name && RedisModule_StringCompare(a->name, b->name) == 0;
 }
@@ -528,8 +546,6 @@ static int visit_take(void *arg, RedisModuleString *name, double score, int *tak
     return 1;
 }
 
-/* A free name "<t>-<seq>:<weight>:<x>:<floor>" (seq counts up from `seq` past names the set holds, at any
- * score: a user's ZADD may have taken one). */
 /* Append v in decimal at p; returns the end. (printf's machinery was a sixth of a call's instructions.) */
 static char *put_decimal(char *p, int64_t v) {
     char digits[20];
@@ -544,54 +560,71 @@ static char *put_decimal(char *p, int64_t v) {
     return p;
 }
 
-static RedisModuleString *own_name(RedisModuleCtx *ctx, RedisModuleKey *key, int64_t t, int64_t seq, int64_t weight,
-                                   int64_t x, int64_t floor) {
-    for (;; seq++) {
+/* A member one commit adds: an existing one moved to now (name set), or a module member
+ * "<us>-<seq>:<weight>:<x>:<floor>" named when it is added (name NULL until then). */
+typedef struct log_add {
+    RedisModuleString *name;
+    int owned; /* name was made here */
+    int64_t us, seq, weight, x, floor;
+} log_add;
+
+/* Add a module member under the first free name, seq counting up past names the set holds at any score (a
+ * user's ZADD may have taken one): ZADD NX tells, so the set is searched once per name tried. The name
+ * made, or NULL if the set refused the write (not a sorted set open for writing: not reached). */
+static RedisModuleString *add_own(RedisModuleCtx *ctx, RedisModuleKey *key, const log_add *a) {
+    for (int64_t seq = a->seq;; seq++) {
         char name[5 * 21], *end = name; /* five numbers of at most 20 characters, four separators */
-        end = put_decimal(end, t);
+        end = put_decimal(end, a->us);
         *end++ = '-';
         end = put_decimal(end, seq);
         *end++ = ':';
-        end = put_decimal(end, weight);
+        end = put_decimal(end, a->weight);
         *end++ = ':';
-        end = put_decimal(end, x);
+        end = put_decimal(end, a->x);
         *end++ = ':';
-        end = put_decimal(end, floor);
+        end = put_decimal(end, a->floor);
         RedisModuleString *m = RedisModule_CreateString(ctx, name, (size_t)(end - name));
-        double taken;
-        if (RedisModule_ZsetScore(key, m, &taken) != REDISMODULE_OK) return m;
+        int flags = REDISMODULE_ZADD_NX;
+        if (RedisModule_ZsetAdd(key, (double)a->us, m, &flags) == REDISMODULE_OK && (flags & REDISMODULE_ZADD_ADDED))
+            return m;
         RedisModule_FreeString(ctx, m);
+        if (!(flags & REDISMODULE_ZADD_NOP)) return NULL;
     }
 }
 
 /* The writes of one commit, applied in this order and replicated as the same commands: ZREMRANGEBYRANK
- * of the lowest ranks, ZREM of members rewritten or merged, ZADD of members added or moved to now. */
+ * of the lowest ranks, ZREM of members rewritten or merged, ZADD of members added or moved to now. Up to
+ * EDIT_INLINE of each without an allocation. */
+#define EDIT_INLINE 8
 typedef struct log_edit {
-    const entries *lowest;    /* removed from the bottom (names borrowed) */
-    RedisModuleString **rem;  /* borrowed */
-    RedisModuleString **add;  /* owned when add_owned[i] */
-    int64_t *add_us;
-    int *add_owned;
+    const entries *lowest;   /* removed from the bottom (names borrowed) */
+    RedisModuleString **rem; /* borrowed */
+    log_add *add;
     size_t nrem, nadd;
+    RedisModuleString *rem_inline[EDIT_INLINE];
+    log_add add_inline[EDIT_INLINE];
 } log_edit;
 
 static void edit_init(log_edit *ed, const entries *lowest, size_t max) {
-    memset(ed, 0, sizeof *ed);
     ed->lowest = lowest;
-    ed->rem = RedisModule_Alloc((max + 1) * sizeof *ed->rem);
-    ed->add = RedisModule_Alloc((max + 1) * sizeof *ed->add);
-    ed->add_us = RedisModule_Alloc((max + 1) * sizeof *ed->add_us);
-    ed->add_owned = RedisModule_Alloc((max + 1) * sizeof *ed->add_owned);
+    ed->nrem = ed->nadd = 0;
+    int inline_fits = max <= EDIT_INLINE;
+    ed->rem = inline_fits ? ed->rem_inline : RedisModule_Alloc(max * sizeof *ed->rem);
+    ed->add = inline_fits ? ed->add_inline : RedisModule_Alloc(max * sizeof *ed->add);
 }
 
-static void edit_add(log_edit *ed, RedisModuleString *m, int64_t us, int owned) {
-    ed->add[ed->nadd] = m;
-    ed->add_us[ed->nadd] = us;
-    ed->add_owned[ed->nadd++] = owned;
+/* A module member to add at us, named at apply time from seq up. */
+static void edit_add_own(log_edit *ed, int64_t us, int64_t seq, int64_t weight, int64_t x, int64_t floor) {
+    ed->add[ed->nadd++] = (log_add){NULL, 0, us, seq, weight, x, floor};
 }
 
-/* Removals first (the names the adds picked differ from every name removed), then the adds. The replicated
- * commands are built only when something can receive them (effects.c). */
+/* An existing member moved to us (name borrowed). */
+static void edit_move(log_edit *ed, RedisModuleString *name, int64_t us) {
+    ed->add[ed->nadd++] = (log_add){name, 0, us, 0, 0, 0, 0};
+}
+
+/* Removals first, then the adds (a name picked by an add is free once the removals are done). The
+ * replicated commands are built only when something can receive them (effects.c). */
 static void edit_apply(RedisModuleCtx *ctx, rl_pending *p, log_edit *ed) {
     const int effects = rl_effects_on(ctx);
     if (ed->lowest && ed->lowest->n > 0) {
@@ -602,25 +635,33 @@ static void edit_apply(RedisModuleCtx *ctx, rl_pending *p, log_edit *ed) {
         for (size_t i = 0; i < ed->nrem; i++) RedisModule_ZsetRem(p->key, ed->rem[i], NULL);
         if (effects) RedisModule_Replicate(ctx, "ZREM", "sv", p->keyname, ed->rem, ed->nrem);
     }
-    if (ed->nadd > 0) {
-        for (size_t i = 0; i < ed->nadd; i++) RedisModule_ZsetAdd(p->key, (double)ed->add_us[i], ed->add[i], NULL);
-        if (effects) {
-            RedisModuleString **args = RedisModule_Alloc(2 * ed->nadd * sizeof *args);
-            for (size_t i = 0; i < ed->nadd; i++) {
-                args[2 * i] = RedisModule_CreateStringFromLongLong(ctx, ed->add_us[i]);
-                args[2 * i + 1] = ed->add[i];
-            }
-            RedisModule_Replicate(ctx, "ZADD", "sv", p->keyname, args, 2 * ed->nadd);
-            for (size_t i = 0; i < ed->nadd; i++) RedisModule_FreeString(ctx, args[2 * i]);
-            RedisModule_Free(args);
+    size_t added = 0;
+    for (size_t i = 0; i < ed->nadd; i++) {
+        log_add *a = &ed->add[i];
+        if (a->name) {
+            RedisModule_ZsetAdd(p->key, (double)a->us, a->name, NULL);
+        } else {
+            a->name = add_own(ctx, p->key, a);
+            a->owned = 1;
         }
-        for (size_t i = 0; i < ed->nadd; i++)
-            if (ed->add_owned[i]) RedisModule_FreeString(ctx, ed->add[i]);
+        added += a->name != NULL;
     }
-    RedisModule_Free(ed->rem);
-    RedisModule_Free(ed->add);
-    RedisModule_Free(ed->add_us);
-    RedisModule_Free(ed->add_owned);
+    if (effects && added > 0) {
+        RedisModuleString **args = RedisModule_Alloc(2 * added * sizeof *args);
+        size_t n = 0;
+        for (size_t i = 0; i < ed->nadd; i++)
+            if (ed->add[i].name) {
+                args[n++] = RedisModule_CreateStringFromLongLong(ctx, ed->add[i].us);
+                args[n++] = ed->add[i].name;
+            }
+        RedisModule_Replicate(ctx, "ZADD", "sv", p->keyname, args, n);
+        for (size_t i = 0; i < n; i += 2) RedisModule_FreeString(ctx, args[i]);
+        RedisModule_Free(args);
+    }
+    for (size_t i = 0; i < ed->nadd; i++)
+        if (ed->add[i].owned && ed->add[i].name) RedisModule_FreeString(ctx, ed->add[i].name);
+    if (ed->rem != ed->rem_inline) RedisModule_Free(ed->rem);
+    if (ed->add != ed->add_inline) RedisModule_Free(ed->add);
 }
 
 /* Every kept unit is at now (the cap reaches into the members at or above now): the set becomes one
@@ -631,10 +672,7 @@ static void write_collapsed(RedisModuleCtx *ctx, rl_pending *p, int64_t now, int
     walk(p->key, ctx, 0, NEG_INF, POS_INF, 0, visit_take, &all);
     log_edit ed;
     edit_init(&ed, &all, 1);
-    if (units > 0)
-        edit_add(&ed, RedisModule_CreateStringPrintf(ctx, "%lld-0:%lld:%lld:0", (long long)now, (long long)units,
-                                                     (long long)(units - 1)),
-                 now, 1);
+    if (units > 0) edit_add_own(&ed, now, 0, units, units - 1, 0);
     edit_apply(ctx, p, &ed);
     entries_free(ctx, &all);
 }
@@ -671,8 +709,7 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
     for (size_t i = 0; i < w->refunded.n; i++) ed.rem[ed.nrem++] = w->refunded.e[i].name;
     if (w->cut.own) {
         ed.rem[ed.nrem++] = w->cut.name;
-        edit_add(&ed, own_name(ctx, p->key, w->cut.us, w->cut.seq, w->cut.weight - w->cut_by, w->cut.x, floor1),
-                 w->cut.us, 1);
+        edit_add_own(&ed, w->cut.us, w->cut.seq, w->cut.weight - w->cut_by, w->cut.x, floor1);
     }
     if (new_member) {
         /* x continues from below the merged members (or from the newest module member below now). */
@@ -680,18 +717,18 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
         int64_t base = lowest ? xmod(lowest->x - (lowest->weight - 1)) : w->b.found ? w->b.x : floor1;
         for (size_t i = 0; i < w->top.n; i++)
             if (w->top.e[i].own) ed.rem[ed.nrem++] = w->top.e[i].name;
-        edit_add(&ed, own_name(ctx, p->key, w->now, 0, merged, xmod(base + merged - 1), floor1), w->now, 1);
+        edit_add_own(&ed, w->now, 0, merged, xmod(base + merged - 1), floor1);
     } else {
         /* The newest member left carries the floor; the one a refund cut also its new weight and x (unless
          * the cap cuts it too, and the cut above rewrote it). */
         const entry *t = newest_kept(w, n_own);
         if (t && (t->floor != floor1 || same_member(t, &w->rcut)) && !same_member(t, &w->cut)) {
             ed.rem[ed.nrem++] = t->name;
-            edit_add(&ed, own_name(ctx, p->key, t->us, t->seq, t->weight, t->x, floor1), t->us, 1);
+            edit_add_own(&ed, t->us, t->seq, t->weight, t->x, floor1);
         }
     }
     for (size_t i = 0; i < w->top.n; i++)
-        if (!w->top.e[i].own && w->top.e[i].us > w->now) edit_add(&ed, w->top.e[i].name, w->now, 0);
+        if (!w->top.e[i].own && w->top.e[i].us > w->now) edit_move(&ed, w->top.e[i].name, w->now);
     edit_apply(ctx, p, &ed);
 }
 
@@ -699,9 +736,12 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
  * now counting as now), add plan.add at now, set the expiry. What is not kept is the lowest units: those
  * that left the window, and those beyond the cap. */
 static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
-    const rl_log_pending *log = &p->u.log;
+    rl_log_pending *log = &p->u.log;
     log_writer w = {.now = log->plan.at_us, .drop = log->plan.drop};
-    walk(p->key, ctx, 1, NEG_INF, POS_INF, 0, visit_commit_top, &w);
+    if (log->top.name && w.drop == 0)
+        start_below_top(&w, &log->top);
+    else if (log->card > 0)
+        walk(p->key, ctx, 1, NEG_INF, POS_INF, 0, visit_commit_top, &w);
     int64_t units = log->card + total_extra(&w.b) - (log->plan.drop - w.drop); /* left after the refund */
     drop_walk d = {&w, units > log->plan.keep ? units - log->plan.keep : 0,
                    log->card - (long long)w.refunded.n - (long long)w.top.n};
@@ -724,7 +764,7 @@ static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
 }
 
 static void log_release(RedisModuleCtx *ctx, rl_pending *p) {
-    (void)ctx;
+    if (p->u.log.top.name) RedisModule_FreeString(ctx, p->u.log.top.name);
     if (p->key) RedisModule_CloseKey(p->key);
 }
 
