@@ -3,7 +3,8 @@
  * commands such as INCR and RL.SLIDINGLOG. Used by scripts/bench.sh and scripts/bench-memory.sh.
  *
  *   bench-multi [options] cmd ARG...              one command per request; "__rand_int__" in an argument
- *                                                 becomes a 12-digit key number (as in redis-benchmark);
+ *                                                 becomes a 12-digit key number (as in redis-benchmark),
+ *                                                 "__now_us__" the wall clock in Unix µs;
  *                                                 ";" separates commands sent together as one request
  *   bench-multi [options] classdojo PREFIX LIMIT WINDOW_MS
  *                                                 ClassDojo's rolling-rate-limiter: MULTI, ZREMRANGEBYSCORE
@@ -45,6 +46,7 @@
 #define MAX_CMDS 8
 #define KEY_DIGITS 12
 #define RAND_TOKEN "__rand_int__"
+#define NOW_TOKEN "__now_us__"
 
 typedef enum { WL_TEMPLATE, WL_CLASSDOJO } workload_kind;
 
@@ -115,27 +117,41 @@ static void die(const char *msg) {
 
 /* --- building requests ------------------------------------------------------------------------------ */
 
-/* Append one command, its arguments with "__rand_int__" replaced by the 12-digit key number. */
+/* The first token of an argument at or after a: "__rand_int__" or "__now_us__" (NULL: none); *is_now
+ * tells which. */
+static const char *next_token(const char *a, int *is_now) {
+    const char *r = strstr(a, RAND_TOKEN), *t = strstr(a, NOW_TOKEN);
+    *is_now = !(r && (!t || r < t));
+    return *is_now ? t : r;
+}
+
+/* Append one command, its arguments with "__rand_int__" replaced by the 12-digit key number and
+ * "__now_us__" by the wall clock in Unix µs (read once per command). */
 static void append_template(redisContext *c, const tmpl_cmd *cmd, const char *keynum) {
     const char *argv[MAX_ARGS];
     size_t lens[MAX_ARGS];
-    char bufs[MAX_ARGS][256];
+    char bufs[MAX_ARGS][256], now[24] = "";
     for (int i = 0; i < cmd->argc; i++) {
         const char *a = cmd->argv[i];
-        const char *hit = strstr(a, RAND_TOKEN);
+        int is_now;
+        const char *hit = next_token(a, &is_now);
         if (!hit) {
             argv[i] = a;
             lens[i] = strlen(a);
             continue;
         }
         size_t out = 0;
-        while (hit && out + strlen(a) + KEY_DIGITS < sizeof bufs[i]) {
+        while (hit) {
+            if (is_now && !now[0]) snprintf(now, sizeof now, "%lld", wall_us());
+            const char *value = is_now ? now : keynum;
+            size_t vlen = strlen(value);
+            if (out + (size_t)(hit - a) + vlen >= sizeof bufs[i]) die("argument too long");
             memcpy(bufs[i] + out, a, (size_t)(hit - a));
             out += (size_t)(hit - a);
-            memcpy(bufs[i] + out, keynum, KEY_DIGITS);
-            out += KEY_DIGITS;
-            a = hit + strlen(RAND_TOKEN);
-            hit = strstr(a, RAND_TOKEN);
+            memcpy(bufs[i] + out, value, vlen);
+            out += vlen;
+            a = hit + strlen(is_now ? NOW_TOKEN : RAND_TOKEN);
+            hit = next_token(a, &is_now);
         }
         size_t rest = strlen(a);
         if (out + rest >= sizeof bufs[i]) die("argument too long");

@@ -102,7 +102,7 @@ report_throughput() {
         fi
         name=$label
         case "$role" in
-        base) ;;
+        base | calib) ;;
         floor) name="floor module (\`FLOOR.CALL\`)" ;;
         *) name="\`${label% (bench-multi)}\`" ;;
         esac
@@ -169,6 +169,8 @@ report_targets() {
     for id in token token_interval leaky leaky_nodelay window_fixed window_sliding; do report_targets_of "$id"; done
     v=$(get slidinglog "$PIPE" usec_vs_floor); echo "| RL.SLIDINGLOG in-server time -P $PIPE <= 2.0x the floor | $(fmt2 "$v")x | $(verdict "$v" "<=" 2.0) |"
     v=$(get slidinglog 1 rps_vs_incr); echo "| RL.SLIDINGLOG throughput >= 0.95x INCR | $(fmt2 "$v")x | $(verdict "$v" ">=" 0.95) |"
+    v=$(get zadd_log "$PIPE" usec_vs_floor); echo "| (no target) one ZADD into a log of the same size, in-server time -P $PIPE, vs the floor | $(fmt2 "$v")x | |"
+    v=$(ratio "$(get slidinglog "$PIPE" usec_per_call)" "$(get zadd_log "$PIPE" usec_per_call)"); echo "| (no target) RL.SLIDINGLOG in-server time -P $PIPE vs that ZADD's | $(fmt2 "$v")x | |"
     v=$(get cl_throttle 1 rps_vs_incr); echo "| CL.THROTTLE throughput >= 0.95x INCR | $(fmt2 "$v")x | $(verdict "$v" ">=" 0.95) |"
     # CL.THROTTLE is RL.LEAKY NODELAY's GCRA plus redis-cell's strings (a decimal TAT, SET ... PXAT):
     # it may cost that formatting and no more.

@@ -234,8 +234,10 @@ run_checks() {
 # --- throughput ----------------------------------------------------------------------------------------
 # id|label|tool|stats|group|role|arguments.  tool: rb (redis-benchmark) or bm (bench-multi). stats: the
 # commandstats whose time makes one request (the first one's calls count them). group: the RL command a
-# baseline stands beside. role: incr (INCR), floor (FLOOR.CALL, the floor module), rl, base; one INCR and
-# one floor per tool, the ratios' denominators. The floor gets RL.TOKEN's arguments (which it ignores), so
+# baseline stands beside. role: incr (INCR), floor (FLOOR.CALL, the floor module), rl, base, calib; one INCR
+# and one floor per tool, the ratios' denominators. calib: ZADD of one entry named and scored as
+# RL.SLIDINGLOG's (the time in µs) into a sorted set that grows as the logs do (the same requests per key),
+# the least any log kept in a sorted set costs per logged attempt. The floor gets RL.TOKEN's arguments (which it ignores), so
 # that the server reads requests of the same size. CL.THROTTLE (redis-cell's command: GCRA, limit
 # max_burst + 1) runs the quota of RL.LEAKY NODELAY, 100 per day; it has no baseline of its own, the
 # report sets it beside RL.LEAKY NODELAY. Defined once the baseline scripts are loaded
@@ -260,6 +262,7 @@ define_figures() {
         "lua_sliding|Lua sliding-window counter|rb|evalsha|WINDOW SLIDING|base|EVALSHA $SHA_SLIDING 1 b:lsli:$R 100 $PERIOD"
         "incr_bm|INCR (bench-multi)|bm|incr|INCR (bench-multi)|incr|cmd INCR b:incm:$R"
         "floor_bm|FLOOR.CALL (bench-multi)|bm|floor.call|FLOOR (bench-multi)|floor|cmd FLOOR.CALL b:flm:$R 100 $PERIOD"
+        "zadd_log|ZADD of one log entry (bench-multi)|bm|zadd|SLIDINGLOG|calib|cmd ZADD b:zlog:$R __now_us__ __now_us__-0:1:0:0"
         "slidinglog|RL.SLIDINGLOG|bm|rl.slidinglog|SLIDINGLOG|rl|cmd RL.SLIDINGLOG b:slog:$R 100 $PERIOD"
         "classdojo|ClassDojo MULTI/EXEC|bm|exec,multi|SLIDINGLOG|base|classdojo b:dojo: 100 $PERIOD"
     )

@@ -6,8 +6,8 @@
 #
 # raw.tsv: one line per run (id, pipeline, rep, requests, rps, p50_ms, p99_ms, usec_per_call, calls,
 # failed); a failed run has empty figures and is left out. figures.tsv: id, label, tool, stats, group,
-# role (incr, floor, rl, base), arguments. Both with a header line. Output: summary.tsv, one line per figure and pipeline (1,
-# then PIPELINE), in the order of figures.tsv.
+# role (incr, floor, rl, base, calib), arguments. Both with a header line. Output: summary.tsv, one line
+# per figure and pipeline (1, then PIPELINE), in the order of figures.tsv.
 
 # The median of a space-separated list of numbers ("" for an empty list).
 function median(list,   a, m, i, j, t) {
