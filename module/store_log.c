@@ -59,6 +59,11 @@
  * now), PEXPIREAT. A replica's set is then member-for-member the primary's, whatever its clock. When
  * nothing can receive them (no AOF, backlog or replica: effects.c), they are not built at all.
  *
+ * The ordinary call (no refund; the newest member the module's and older than now) searches its set once:
+ * commit starts from the newest member prepare read rather than reading the top again, and a new member
+ * goes in by ZADD NX under the first name NX accepts, so no separate lookup checks that the name is free.
+ * On a listpack set that one ZADD, a scan for the name and a walk to the newest score, is most of a call.
+ *
  * Scores are doubles: exact to the µs up to 2^53 µs (the year 2255). A score above now counts as now
  * (slidinglog.c), and commit moves such members to now: a module member is merged into the one at now,
  * another keeps its name and gets the score now. */
