@@ -161,8 +161,10 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
             r.params[1] = v;
         else if (strcmp(o->name, "COLDFACTOR") == 0)
             r.params[2] = v;
-        else if (strcmp(o->name, "MAXWAIT") == 0)
+        else if (strcmp(o->name, "MAXWAIT") == 0 || strcmp(o->name, "WAIT") == 0) /* RL.SMOOTH's; the others' */
             r.params[3] = v;
+        else if (strcmp(o->name, "SUBWINDOWS") == 0) /* RL.WINDOW's n (window.h) */
+            r.params[2] = v;
         else
             REQUIRE(0, "the reference parser does not know option %s: teach it", o->name);
     }
