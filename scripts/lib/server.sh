@@ -31,11 +31,14 @@ server_module() {
     realpath -- "$m"
 }
 
-# A random port in 20000-39999 with nothing listening on it. Another process may still take it before
-# the server binds it: server_start then tries again.
+# A random port from 20000 up to the kernel's ephemeral range (where clients' sockets get theirs) with
+# nothing listening on it. Another process may still take it before the server binds it: server_start
+# then tries again.
 server_pick_port() {
-    local port
-    port=$((20000 + RANDOM % 20000))
+    local port low=32768 _high
+    read -r low _high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    [ "$low" -gt 21000 ] 2>/dev/null || low=40000
+    port=$((20000 + RANDOM % (low - 20000)))
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 1; fi
     echo "$port"
 }
