@@ -236,9 +236,9 @@ run_checks() {
 # commandstats whose time makes one request (the first one's calls count them). group: the RL command a
 # baseline stands beside. role: incr (INCR), floor (FLOOR.CALL, the floor module), rl, base, calib; one INCR
 # and one floor per tool, the ratios' denominators. calib: ZADD of one entry named and scored as
-# RL.SLIDINGLOG's (the time in µs) into a sorted set that grows as the logs do (the same requests per key),
-# the least any log kept in a sorted set costs per logged attempt. The floor gets RL.TOKEN's arguments (which it ignores), so
-# that the server reads requests of the same size. CL.THROTTLE (redis-cell's command: GCRA, limit
+# RL.SLIDINGLOG's (the time in µs) into a sorted set that grows as the logs do (the same requests per key):
+# the one write any log kept in a sorted set makes per logged attempt. The floor gets RL.TOKEN's arguments
+# (which it ignores), so that the server reads requests of the same size. CL.THROTTLE (redis-cell's command: GCRA, limit
 # max_burst + 1) runs the quota of RL.LEAKY NODELAY, 100 per day; it has no baseline of its own, the
 # report sets it beside RL.LEAKY NODELAY. Defined once the baseline scripts are loaded
 # (their SHAs are in the arguments); written to figures.tsv for the report.
