@@ -456,10 +456,7 @@ typedef struct log_writer {
 
 /* Down from the top: the members a refund removes (highest scores first) and the one it cuts, every member
  * left at or above now, then on to the newest module member left if none was at or above now. */
-static int visit_commit_top(void *arg, RedisModuleString *name, double score, int *take) {
-    log_writer *w = arg;
-    entry e;
-    parse_member(name, score, &e);
+static int visit_commit_entry(log_writer *w, entry e, RedisModuleString *name, int *take) {
     w->walked++;
     if (e.own && !w->b.found) w->b = (newest_own){1, w->walked - 1, e.x, e.floor, e.weight, e.us};
     int refund_cut = 0;
@@ -497,15 +494,20 @@ static int visit_commit_top(void *arg, RedisModuleString *name, double score, in
     return 0;
 }
 
-/* What the top walk would find without a refund when the newest member of all is the module's and below
- * now, as prepare read it: no member at or above now, and that member the newest module member left. Takes
- * its name. */
-static void start_below_top(log_writer *w, rl_log_top *top) {
-    w->walked = 1;
-    w->b = (newest_own){1, 0, top->x, top->floor, top->weight, top->us};
-    w->below = (entry){.us = top->us, .weight = top->weight, .own = 1, .seq = top->seq, .x = top->x,
-                       .floor = top->floor, .name = top->name};
-    w->left = 1;
+static int visit_commit_top(void *arg, RedisModuleString *name, double score, int *take) {
+    entry e;
+    parse_member(name, score, &e);
+    return visit_commit_entry(arg, e, name, take);
+}
+
+/* The top walk's visit of the member prepare read, without reading or parsing it again: without a refund,
+ * when the newest member of all is the module's and below now, the walk would visit just that member and
+ * stop there. Takes its name. */
+static void visit_read_top(RedisModuleCtx *ctx, log_writer *w, rl_log_top *top) {
+    entry e = {.us = top->us, .weight = top->weight, .own = 1, .seq = top->seq, .x = top->x, .floor = top->floor};
+    int take = 0;
+    visit_commit_entry(w, e, top->name, &take);
+    if (!take) RedisModule_FreeString(ctx, top->name);
     top->name = NULL;
 }
 
@@ -744,7 +746,7 @@ static void log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     rl_log_pending *log = &p->u.log;
     log_writer w = {.now = log->plan.at_us, .drop = log->plan.drop};
     if (log->top.name && w.drop == 0)
-        start_below_top(&w, &log->top);
+        visit_read_top(ctx, &w, &log->top);
     else if (log->card > 0)
         walk(p->key, ctx, 1, NEG_INF, POS_INF, 0, visit_commit_top, &w);
     int64_t units = log->card + total_extra(&w.b) - (log->plan.drop - w.drop); /* left after the refund */
