@@ -24,6 +24,17 @@
  * replicate when the callback returns: those always build their effects (effects.c cannot skip them there).
  * Inside MULTI, a script, or from the replication stream, WAIT does not block: the call answers at once.
  *
+ * Writes held. A timer or a blocked client's callback is no command, so Redis checks nothing for it: the
+ * module must hold its writes where Redis would refuse or postpone a write command. While clients are
+ * paused (CLIENT PAUSE WRITE or ALL, FAILOVER, CLUSTER FAILOVER: a write then would abort the server, which
+ * keeps expired keys in place and asserts that nothing is propagated), while loading, and past maxmemory,
+ * nothing is admitted: every queue is held as it stands and one module-wide timer looks again every
+ * HOLD_POLL_MS until writes resume, then serves the queues as usual. A held waiter's timeout is answered on
+ * time when the fresh call it gets would be a denial (which writes nothing); a waiter that would be admitted
+ * at its timeout waits on until writes resume (they are paused for a bounded time) or, past maxmemory, gets
+ * the OOM error a fresh call would. A server that became a replica answers its waiters -UNBLOCKED, as Redis
+ * answers its own blocked clients then.
+ *
  * BLOCK. The decision (and its replication) happens at admission; only the reply waits for wait_ms, under
  * one timer. When it is sent, limit, remaining and reset_after_ms are read again (the same request as a
  * DRYRUN of COST 0), so they are true at that moment; wait_ms stays the wait the request was admitted
@@ -50,6 +61,7 @@ typedef struct queue {
     int has_timer;
     int64_t timer_at_ms; /* real ms */
     int dirty;           /* to be served by settle() */
+    int held;            /* writes were held when last settled: the hold timer settles it again */
     struct queue *next_dirty;
 } queue;
 
@@ -80,6 +92,13 @@ struct waiter {
 static RedisModuleDict *queues;  /* name -> queue */
 static RedisModuleDict *blocked; /* the RedisModuleBlockedClient pointer's bytes -> waiter */
 static queue *dirty_list;
+static RedisModuleTimerID hold_timer;
+static int hold_timer_on;
+
+#define HOLD_POLL_MS 10
+#define UNBLOCKED_REPLICA "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+#define UNBLOCKED_PAUSED "UNBLOCKED writes are paused: the request was neither admitted nor denied"
+#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
 
 static int64_t real_ms(void) { return (int64_t)RedisModule_Milliseconds(); }
 
@@ -214,8 +233,38 @@ static void answer(waiter *w, const rl_outcome *o) {
     waiter_free(w);
 }
 
-/* The final decision of a waiter (at its timeout, or on CLIENT UNBLOCK): a fresh call at this moment. */
-static void decide_final(RedisModuleCtx *ctx, const waiter *w, rl_outcome *o) { decide(ctx, w, 0, -1, w->stats, o); }
+/* Whether a write may be made now, outside a command (a timer, a blocked client's callback), as Redis would
+ * judge a write command: see "Writes held" above. */
+enum write_state { WRITES_OK, WRITES_PAUSED, WRITES_OOM, WRITES_REPLICA };
+
+static enum write_state write_state(RedisModuleCtx *ctx) {
+    int flags = RedisModule_GetContextFlags(ctx);
+    if (flags & REDISMODULE_CTX_FLAGS_SLAVE) return WRITES_REPLICA;
+    if (RedisModule_AvoidReplicaTraffic() || (flags & REDISMODULE_CTX_FLAGS_LOADING)) return WRITES_PAUSED;
+    if (flags & REDISMODULE_CTX_FLAGS_OOM) return WRITES_OOM;
+    return WRITES_OK;
+}
+
+/* The final decision of a waiter (at its timeout, or on CLIENT UNBLOCK): a fresh call at this moment. While
+ * writes are held only a decision that writes nothing is made: a denial (or an error) is answered, an
+ * admission is the OOM error past maxmemory; otherwise 0 says the request would be admitted and nothing
+ * was decided. */
+static int decide_final(RedisModuleCtx *ctx, const waiter *w, enum write_state writes, rl_outcome *o) {
+    if (writes == WRITES_OK) {
+        decide(ctx, w, 0, -1, w->stats, o);
+        return 1;
+    }
+    decide(ctx, w, RL_F_DRYRUN, -1, NULL, o); /* counted below as the call it stands for */
+    if (!o->error && o->allowed) {
+        if (writes != WRITES_OOM) return 0;
+        o->error = OOM_ERROR;
+    }
+    if (w->stats) {
+        if (o->error) w->stats->errors++;
+        else w->stats->denied++;
+    }
+    return 1;
+}
 
 /* Admit the heads that fit, in order; a head that does not fit keeps waiting until its retry instant. */
 static void serve(RedisModuleCtx *ctx, queue *q) {
@@ -237,16 +286,13 @@ static void serve(RedisModuleCtx *ctx, queue *q) {
     }
 }
 
-/* Waiters whose timeout has come get their final answer. */
-static void expire(RedisModuleCtx *ctx, queue *q) {
+/* Waiters whose timeout has come get their final answer (unless writes are paused and it would admit). */
+static void expire(RedisModuleCtx *ctx, queue *q, enum write_state writes) {
     int64_t now = real_ms();
     for (waiter *w = q->head; w;) {
         waiter *next = place_in(w, q)->next;
-        if (w->deadline_ms <= now) {
-            rl_outcome o;
-            decide_final(ctx, w, &o);
-            answer(w, &o);
-        }
+        rl_outcome o;
+        if (w->deadline_ms <= now && decide_final(ctx, w, writes, &o)) answer(w, &o);
         w = next;
     }
 }
@@ -281,6 +327,18 @@ static void schedule(RedisModuleCtx *ctx, queue *q) {
     q->timer_at_ms = due;
 }
 
+static void on_hold_timer(RedisModuleCtx *ctx, void *data);
+
+/* Writes are held: q waits as it stands, under the hold timer instead of its own (whose due time may have
+ * passed already, and would fire again and again). */
+static void hold(RedisModuleCtx *ctx, queue *q) {
+    q->held = 1;
+    if (q->has_timer) RedisModule_StopTimer(ctx, q->timer, NULL);
+    q->has_timer = 0;
+    if (!hold_timer_on) hold_timer = RedisModule_CreateTimer(ctx, HOLD_POLL_MS, on_hold_timer, NULL);
+    hold_timer_on = 1;
+}
+
 /* Serve, expire and schedule every dirty queue, in the queue's database (the caller's is restored), until
  * nothing changes; free the queues left empty. */
 static void settle(RedisModuleCtx *ctx) {
@@ -291,19 +349,24 @@ static void settle(RedisModuleCtx *ctx) {
         queue *q = dirty_list;
         dirty_list = q->next_dirty;
         q->dirty = 0;
+        q->held = 0;
         if (q->count > 0) {
             if (q->db != selected) RedisModule_SelectDb(ctx, selected = q->db);
-            if (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_SLAVE) {
-                rl_outcome o = {.error = "READONLY You can't write against a read only replica."};
-                while (q->head) answer(q->head, &o); /* this server became a replica: nothing to wait for */
+            enum write_state writes = write_state(ctx);
+            if (writes == WRITES_REPLICA) {
+                rl_outcome o = {.error = UNBLOCKED_REPLICA};
+                while (q->head) answer(q->head, &o); /* nothing to wait for on a replica */
+            } else if (writes != WRITES_OK) {
+                hold(ctx, q);
+            } else {
+                serve(ctx, q);
             }
-            serve(ctx, q);
-            expire(ctx, q);
+            expire(ctx, q, writes);
         }
         if (q->dirty) continue; /* served again below */
         if (q->count == 0)
             queue_free(ctx, q);
-        else
+        else if (!q->held)
             schedule(ctx, q);
     }
     rl_effects_forced--;
@@ -314,6 +377,18 @@ static void on_timer(RedisModuleCtx *ctx, void *data) {
     queue *q = data;
     q->has_timer = 0;
     mark_dirty(q);
+    settle(ctx);
+}
+
+/* Look again at every held queue: served if writes resumed, held again (and this timer restarted) if not. */
+static void on_hold_timer(RedisModuleCtx *ctx, void *data) {
+    (void)data;
+    hold_timer_on = 0;
+    RedisModuleDictIter *it = RedisModule_DictIteratorStartC(queues, "^", NULL, 0);
+    queue *q;
+    while (RedisModule_DictNextC(it, NULL, (void **)&q))
+        if (q->held) mark_dirty(q);
+    RedisModule_DictIteratorStop(it);
     settle(ctx);
 }
 
@@ -356,7 +431,9 @@ static int timeout_cb(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         RedisModule_StopTimer(ctx, w->timer, NULL);
         held_outcome(ctx, w, &o);
     } else {
-        decide_final(ctx, w, &o);
+        enum write_state writes = write_state(ctx);
+        if (writes == WRITES_REPLICA) o = (rl_outcome){.error = UNBLOCKED_REPLICA};
+        else if (!decide_final(ctx, w, writes, &o)) o = (rl_outcome){.error = UNBLOCKED_PAUSED};
     }
     rl_effects_forced--;
     forget(w);

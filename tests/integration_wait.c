@@ -16,11 +16,11 @@
  *   7. BLOCK (RL.LEAKY, RL.SMOOTH): the held reply's fields are true when it is sent, CLIENT UNBLOCK sends
  *      it early, ERROR answers -UNBLOCKED.
  * The closing line is "integration_wait: N passed, N failed". */
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "clients.h"
 #include "server.h"
 
 #define T0 1700000000000LL
@@ -40,50 +40,6 @@ static int wait_for_waiting(long long n) {
     }
     fprintf(stderr, "     %lld clients waiting, expected %lld\n", waiting(), n);
     return 0;
-}
-
-/* A client that sent one command and has not read its reply yet. */
-typedef struct pending {
-    redisContext *c;
-    int answered;
-    rl_result r;
-} pending;
-
-static void send_line(redisContext *x, const char *line) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", line);
-    const char *argv[32];
-    size_t lens[32];
-    int n = split_words(buf, argv, lens, 32);
-    redisAppendCommandArgv(x, n, argv, lens);
-    int done = 0;
-    while (!done)
-        if (redisBufferWrite(x, &done) != REDIS_OK) break;
-}
-
-static pending start(const char *line) {
-    pending p = {server_connect(srv), 0, {0}};
-    send_line(p.c, line);
-    return p;
-}
-
-/* Read p's reply if it arrives within ms. */
-static int poll_reply(pending *p, int ms) {
-    if (p->answered) return 1;
-    struct pollfd fd = {p->c->fd, POLLIN, 0};
-    if (poll(&fd, 1, ms) <= 0) return 0;
-    redisReply *r = NULL;
-    if (redisGetReply(p->c, (void **)&r) != REDIS_OK || !r) return 0;
-    p->r = rl_of(r);
-    if (!p->r.ok && r->type == REDIS_REPLY_ERROR) snprintf(p->r.error, sizeof p->r.error, "%s", r->str);
-    freeReplyObject(r);
-    p->answered = 1;
-    return 1;
-}
-
-static void finish(pending *p) {
-    redisFree(p->c);
-    p->c = NULL;
 }
 
 /* The ids of the clients blocked in a command (CLIENT LIST's cmd=), lowest (earliest) first. */
@@ -116,24 +72,24 @@ static void test_fifo(void) {
     CHECK(rl(c, "RL.TOKEN wt:f 1 1 1000").allowed == 1); /* the one token */
     pending p[3];
     for (int i = 0; i < 3; i++) {
-        p[i] = start("RL.TOKEN wt:f 1 1 1000 WAIT 60000");
+        p[i] = pending_send(srv, "RL.TOKEN wt:f 1 1 1000 WAIT 60000");
         CHECK(wait_for_waiting(i + 1));
     }
-    CHECK(!poll_reply(&p[0], 50)); /* the clock holds still: nothing fits */
+    CHECK(!pending_poll(&p[0], 50)); /* the clock holds still: nothing fits */
     for (int step = 0; step < 3; step++) {
         advance(1000); /* one token: the next in line, and only it */
-        CHECK(poll_reply(&p[step], 2000));
+        CHECK(pending_poll(&p[step], 2000));
         CHECK(p[step].r.ok && p[step].r.allowed == 1 && p[step].r.remaining == 0 && p[step].r.reset_after_ms == 1000);
-        for (int later = step + 1; later < 3; later++) CHECK(!poll_reply(&p[later], 50));
+        for (int later = step + 1; later < 3; later++) CHECK(!pending_poll(&p[later], 50));
         CHECK(wait_for_waiting(2 - step));
     }
-    for (int i = 0; i < 3; i++) finish(&p[i]);
+    for (int i = 0; i < 3; i++) pending_close(&p[i]);
 
     /* A call without WAIT right behind a clock step (one pipeline, before any timer runs) does not pass the
      * waiter that now fits: the waiter is admitted, the call denied. */
     CHECK(cmd_int(c, "DEL wt:j") >= 0);
     CHECK(rl(c, "RL.TOKEN wt:j 1 1 1000").allowed == 1);
-    pending w = start("RL.TOKEN wt:j 1 1 1000 WAIT 60000");
+    pending w = pending_send(srv, "RL.TOKEN wt:j 1 1 1000 WAIT 60000");
     CHECK(wait_for_waiting(1));
     redisAppendCommand(c, "RL.CLOCK ADVANCE 1000");
     redisAppendCommand(c, "RL.TOKEN wt:j 1 1 1000");
@@ -142,15 +98,15 @@ static void test_fifo(void) {
     rl_result j = rl_of(jump);
     freeReplyObject(jump);
     CHECK(j.ok && j.allowed == 0 && j.retry_after_ms == 1000);
-    CHECK(poll_reply(&w, 2000) && w.r.allowed == 1);
-    finish(&w);
+    CHECK(pending_poll(&w, 2000) && w.r.allowed == 1);
+    pending_close(&w);
 
     /* While a client waits, DRYRUN and the read-only forms still write nothing, on the waited key or another
      * one, and do not serve the waiter either (RL.TOKEN_RO may run where nothing can be written). */
     CHECK(cmd_int(c, "DEL wt:ro wt:other") >= 0);
     CHECK(rl(c, "RL.TOKEN wt:ro 1 1 1000").allowed == 1);
     CHECK(rl(c, "RL.TOKEN wt:other 5 1 1000").allowed == 1);
-    pending ro = start("RL.TOKEN wt:ro 1 1 1000 WAIT 60000");
+    pending ro = pending_send(srv, "RL.TOKEN wt:ro 1 1 1000 WAIT 60000");
     CHECK(wait_for_waiting(1));
     for (int i = 0; i < 3; i++) {
         CHECK(rl(c, "RL.TOKEN_RO wt:other 5 1 1000").remaining == 3);
@@ -162,26 +118,26 @@ static void test_fifo(void) {
     redisReply *look = next_reply(c);
     CHECK(rl_of(look).ok && rl_of(look).allowed == 1); /* the token is back, and the read served no one */
     freeReplyObject(look);
-    CHECK(poll_reply(&ro, 2000) && ro.r.allowed == 1); /* the waiter got it */
-    finish(&ro);
+    CHECK(pending_poll(&ro, 2000) && ro.r.allowed == 1); /* the waiter got it */
+    pending_close(&ro);
     CHECK(rl(c, "RL.TOKEN_RO wt:other 5 1 1000").remaining == 4); /* one more refilled meanwhile */
 
     /* A head that needs 3 holds a later waiter that needs 1, although 1 would fit first. */
     CHECK(cmd_int(c, "DEL wt:h") >= 0);
     CHECK(rl(c, "RL.TOKEN wt:h 3 1 1000 COST 3").allowed == 1);
-    pending big = start("RL.TOKEN wt:h 3 1 1000 COST 3 WAIT 60000");
+    pending big = pending_send(srv, "RL.TOKEN wt:h 3 1 1000 COST 3 WAIT 60000");
     CHECK(wait_for_waiting(1));
-    pending small = start("RL.TOKEN wt:h 3 1 1000 COST 1 WAIT 60000");
+    pending small = pending_send(srv, "RL.TOKEN wt:h 3 1 1000 COST 1 WAIT 60000");
     CHECK(wait_for_waiting(2));
     advance(1000);
-    CHECK(!poll_reply(&small, 100) && !poll_reply(&big, 10));
+    CHECK(!pending_poll(&small, 100) && !pending_poll(&big, 10));
     advance(2000);
-    CHECK(poll_reply(&big, 2000) && big.r.allowed == 1 && big.r.remaining == 0);
-    CHECK(!poll_reply(&small, 100));
+    CHECK(pending_poll(&big, 2000) && big.r.allowed == 1 && big.r.remaining == 0);
+    CHECK(!pending_poll(&small, 100));
     advance(1000);
-    CHECK(poll_reply(&small, 2000) && small.r.allowed == 1);
-    finish(&big);
-    finish(&small);
+    CHECK(pending_poll(&small, 2000) && small.r.allowed == 1);
+    pending_close(&big);
+    pending_close(&small);
     CHECK(wait_for_waiting(0));
 }
 
@@ -202,13 +158,13 @@ static void test_timeouts(void) {
     CHECK(r.ok && r.allowed == 0 && r.retry_after_ms == -1);
     /* Fits in 1000 ms, may wait 1500, but the frozen clock never gets there: after 1500 ms of real time the
      * denial of that moment (the clock moved 400 ms meanwhile: fresh fields). */
-    pending p = start("RL.TOKEN wt:t 1 1 1000 WAIT 1500");
+    pending p = pending_send(srv, "RL.TOKEN wt:t 1 1 1000 WAIT 1500");
     CHECK(wait_for_waiting(1));
     advance(400);
-    CHECK(!poll_reply(&p, 800));
-    CHECK(poll_reply(&p, 3000));
+    CHECK(!pending_poll(&p, 800));
+    CHECK(pending_poll(&p, 3000));
     CHECK(p.r.ok && p.r.allowed == 0 && p.r.retry_after_ms == 600 && p.r.reset_after_ms == 600);
-    finish(&p);
+    pending_close(&p);
     CHECK(wait_for_waiting(0));
 
     CHECK(cmd_status_is(c, "ERR WAIT: must be an integer between 1 and 1000000000000", "RL.TOKEN wt:t 1 1 1000 WAIT 0"));
@@ -238,33 +194,33 @@ static void test_unblock(void) {
     clock_set(T0);
     CHECK(cmd_int(c, "DEL wt:u") >= 0);
     CHECK(rl(c, "RL.WINDOW wt:u 1 1000 FIXED").allowed == 1);
-    pending a = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    pending a = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
     CHECK(wait_for_waiting(1));
-    pending b = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    pending b = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
     CHECK(wait_for_waiting(2));
     long long ids[2] = {0, 0};
     CHECK(blocked_ids("rl.window", ids, 2) == 2);
     advance(300);
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld", ids[0]), 1); /* a: the denial of this moment */
-    CHECK(poll_reply(&a, 2000));
+    CHECK(pending_poll(&a, 2000));
     CHECK(a.r.ok && a.r.allowed == 0 && a.r.retry_after_ms == 700 && a.r.reset_after_ms == 700);
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld ERROR", ids[1]), 1);
-    CHECK(poll_reply(&b, 2000));
+    CHECK(pending_poll(&b, 2000));
     CHECK(!b.r.ok && strncmp(b.r.error, "UNBLOCKED", 9) == 0);
     CHECK(wait_for_waiting(0));
-    finish(&a);
-    finish(&b);
+    pending_close(&a);
+    pending_close(&b);
 
     /* A waiter that disconnects: the next one is served when the window turns, nothing is left. */
-    pending gone = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    pending gone = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
     CHECK(wait_for_waiting(1));
-    pending next = start("RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
+    pending next = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
     CHECK(wait_for_waiting(2));
-    finish(&gone);
+    pending_close(&gone);
     CHECK(wait_for_waiting(1));
     advance(700);
-    CHECK(poll_reply(&next, 2000) && next.r.allowed == 1 && next.r.remaining == 0);
-    finish(&next);
+    CHECK(pending_poll(&next, 2000) && next.r.allowed == 1 && next.r.remaining == 0);
+    pending_close(&next);
     CHECK(wait_for_waiting(0));
     CHECK_EQ(info_field(c, "clients", "blocked_clients"), 0);
 }
@@ -280,7 +236,7 @@ static long long collect(pending *p, int n, long long before_waiting, long long 
         target = before_waiting - waiting();
         for (int i = 0; i < n; i++) {
             if (p[i].answered) continue;
-            if (poll_reply(&p[i], 0)) {
+            if (pending_poll(&p[i], 0)) {
                 answered_now++;
                 if (p[i].r.ok && p[i].r.allowed == 1) {
                     got++;
@@ -299,8 +255,8 @@ static void exactness(const char *what, const char *line, long long step_ms, lon
     pending p[NWAIT];
     for (int i = 0; i < NWAIT; i++) { /* one by one, so that arrival order is the index */
         long long before = waiting();
-        p[i] = start(line);
-        for (int t = 0; t < 200 && waiting() == before && !poll_reply(&p[i], 0); t++) sleep_ms(5);
+        p[i] = pending_send(srv, line);
+        for (int t = 0; t < 200 && waiting() == before && !pending_poll(&p[i], 0); t++) sleep_ms(5);
     }
     long long admitted = 0;
     for (int i = 0; i < NWAIT; i++)
@@ -314,7 +270,7 @@ static void exactness(const char *what, const char *line, long long step_ms, lon
     if (!CHECK(exact && order_ok && admitted == NWAIT))
         fprintf(stderr, "     %s: %lld admitted, order %d, never above %lld per step %d\n", what, admitted, order_ok,
                 per_step, exact);
-    for (int i = 0; i < NWAIT; i++) finish(&p[i]);
+    for (int i = 0; i < NWAIT; i++) pending_close(&p[i]);
     CHECK(wait_for_waiting(0));
 }
 
@@ -333,18 +289,18 @@ static void test_all_and_real_clock(void) {
     redisReply *x = cmd(c, "RL.ALL 2 {wa}s {wa}m LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
     CHECK(reply_is_array(x, 5) && x->element[0]->integer == 1);
     freeReplyObject(x);
-    pending p = start("RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
+    pending p = pending_send(srv, "RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
     CHECK(wait_for_waiting(1));
     advance(1000); /* both fit: admitted */
-    CHECK(poll_reply(&p, 2000));
-    finish(&p);
-    pending q = start("RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
+    CHECK(pending_poll(&p, 2000));
+    pending_close(&p);
+    pending q = pending_send(srv, "RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
     CHECK(wait_for_waiting(1));
     advance(1000); /* the bucket fits, the window (2 per 3 s, spent) does not */
-    CHECK(!poll_reply(&q, 200));
+    CHECK(!pending_poll(&q, 200));
     advance(1000); /* a new window */
-    CHECK(poll_reply(&q, 2000));
-    finish(&q);
+    CHECK(pending_poll(&q, 2000));
+    pending_close(&q);
     x = cmd(c, "RL.ALL 2 {wa}s {wa}m DRYRUN COST 0 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
     CHECK(reply_is_array(x, 5) && x->element[0]->integer == 1 && x->element[4]->element[2]->integer == 1); /* 1 of 2 */
     freeReplyObject(x);
@@ -369,7 +325,7 @@ static void test_replication(void) {
     CHECK(rl(c, "RL.TOKEN wt:rep 2 1 1000 COST 2").allowed == 1);
     pending p[4];
     for (int i = 0; i < 4; i++) {
-        p[i] = start("RL.TOKEN wt:rep 2 1 1000 WAIT 600000");
+        p[i] = pending_send(srv, "RL.TOKEN wt:rep 2 1 1000 WAIT 600000");
         CHECK(wait_for_waiting(i + 1));
     }
     /* Waiting writes nothing: at most a replication PING (14 bytes) may pass meanwhile, never an effect. */
@@ -377,13 +333,13 @@ static void test_replication(void) {
     sleep_ms(100);
     CHECK(info_field(c, "replication", "master_repl_offset") - offset < 50);
     advance(1000);
-    CHECK(poll_reply(&p[0], 2000));
+    CHECK(pending_poll(&p[0], 2000));
     advance(1000);
-    CHECK(poll_reply(&p[1], 2000));
+    CHECK(pending_poll(&p[1], 2000));
     CHECK(cmd_status_is(c, "OK", "SET wt:barrier 1"));
     CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
     CHECK(same_dump(c, rc, "wt:rep"));
-    for (int i = 0; i < 4; i++) finish(&p[i]);
+    for (int i = 0; i < 4; i++) pending_close(&p[i]);
     CHECK(wait_for_waiting(0));
     redisFree(rc);
     server_stop(replica);
@@ -405,20 +361,20 @@ static void test_block(void) {
 
     /* RL.SMOOTH BLOCK, released early by CLIENT UNBLOCK: the admission, at once. */
     CHECK(rl(c, "RL.SMOOTH wt:sb 0.1 MAXBURST 0").allowed == 1);
-    pending h = start("RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
+    pending h = pending_send(srv, "RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
     CHECK(wait_for_waiting(1));
     long long id = 0;
     CHECK(blocked_ids("rl.smooth", &id, 1) == 1);
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld", id), 1);
-    CHECK(poll_reply(&h, 2000));
+    CHECK(pending_poll(&h, 2000));
     CHECK(h.r.ok && h.r.allowed == 1 && h.r.wait_ms > 9000);
-    finish(&h);
-    pending e = start("RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
+    pending_close(&h);
+    pending e = pending_send(srv, "RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
     CHECK(wait_for_waiting(1));
     CHECK(blocked_ids("rl.smooth", &id, 1) == 1);
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld ERROR", id), 1);
-    CHECK(poll_reply(&e, 2000) && !e.r.ok && strncmp(e.r.error, "UNBLOCKED", 9) == 0);
-    finish(&e);
+    CHECK(pending_poll(&e, 2000) && !e.r.ok && strncmp(e.r.error, "UNBLOCKED", 9) == 0);
+    pending_close(&e);
     CHECK(wait_for_waiting(0));
     clock_set(T0);
 }
