@@ -14,7 +14,8 @@
  *   writes are acknowledged with WAIT 1, the failover happens while a client keeps asking, and the
  *   grants over the whole run must be exactly the limit: never more (no acknowledged grant lost), never
  *   fewer. Then the old primary (restarted when killed) is a replica holding byte-for-byte the new
- *   primary's state.
+ *   primary's state. The graceful one runs with 20 clients waiting (WAIT) on the primary: every one gets an
+ *   answer and the primary stays up.
  * - scripts/cluster.sh start/status/stop on free ports, and nothing left running after stop.
  *
  * Every node is stopped on every path (SHUTDOWN NOSAVE, then SIGKILL): at the end, from atexit when the
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clients.h"
 #include "server.h"
 
 #define NNODES 6
@@ -775,6 +777,18 @@ static void failover_scenario(fo_kind kind, int p, const char *label) {
     CHECK(w && w->type == REDIS_REPLY_INTEGER && w->integer == 1);
     if (w) freeReplyObject(w);
 
+    /* A graceful failover pauses the primary's writes: clients waiting with WAIT on it then (one token every
+     * 50 ms, so their turns keep coming, and their key's TTL keeps lapsing) must all get an answer, and the
+     * primary must not write from a timer meanwhile (that aborted it: module/wait.c, "Writes held"). */
+    load *waiters = NULL;
+    volatile int waiters_port = nodes[p]->port;
+    char wait_line[128];
+    snprintf(wait_line, sizeof wait_line, "RL.TOKEN {%s}:%s:wait 1 1 50 WAIT 5000", tag, label);
+    if (kind == FO_MANUAL) {
+        waiters = load_start(&waiters_port, 20, wait_line);
+        sleep_ms(300);
+    }
+
     long long t0 = now_ms();
     if (kind == FO_MANUAL) {
         CHECK(cmd_status_is(admin(rep), "OK", "CLUSTER FAILOVER"));
@@ -808,6 +822,17 @@ static void failover_scenario(fo_kind kind, int p, const char *label) {
     }
     CHECK_EQ(errors, 0);
     printf("failover %s: %s, promoted replica served after %lld ms\n", label, names[kind], first_served);
+    if (waiters) {
+        waiters_port = nodes[rep]->port;
+        sleep_ms(300);
+        load_counts w = load_stop(waiters);
+        printf("  20 clients on RL.TOKEN ... WAIT 5000 through it: %lld requests, %lld admitted, %lld errors (first: %s), "
+               "%lld dropped, %lld hung\n",
+               w.sent, w.admitted, w.errors, w.first_error, w.dropped, w.hung);
+        CHECK(w.admitted > 0);
+        CHECK_EQ(w.dropped + w.hung, 0); /* every request got an answer */
+        CHECK(cmd_status_is(admin(p), "PONG", "PING"));
+    }
     for (int l = 0; l < NLIM; l++) {
         printf("  %-17s admitted %3lld of %3lld attempts (limit %3lld), %lld answers from the new primary\n",
                limiters[l].name, admitted[l], attempts[l], limiters[l].limit, after[l]);
