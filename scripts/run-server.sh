@@ -69,7 +69,7 @@ start() {
     what=$(server_probe "$port")
     if pid=$(our_pid "$what"); then
         if [ "$what" != redis ]; then
-            echo "run-server: the redis-server that make run started on 127.0.0.1:$port (pid $pid) does not answer;" >&2
+            echo "run-server: the server make run started on 127.0.0.1:$port (pid $pid) does not answer" >&2
             echo "run-server: stop it with  $stop_hint" >&2
             exit 1
         fi

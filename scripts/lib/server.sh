@@ -116,7 +116,8 @@ server_wait_up() {
     for _ in $(seq 100); do
         kill -0 "$SERVER_PID" 2>/dev/null || return 1
         if [ "$(server_ask "$SERVER_PORT" PING 2>/dev/null)" = PONG ] &&
-            [ "$(server_ask "$SERVER_PORT" INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$SERVER_PID" ]; then
+            [ "$(server_ask "$SERVER_PORT" INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = \
+                "$SERVER_PID" ]; then
             return 0
         fi
         sleep 0.1
