@@ -11,15 +11,19 @@
 # nothing is persisted (no RDB, no AOF). The nodes run as daemons: they outlive this script until `stop`.
 # RL_CLUSTER_NODE_TIMEOUT sets cluster-node-timeout in ms (default 5000). REDIS_SERVER and REDIS_CLI name
 # the server and client binaries (default redis-server and redis-cli from PATH), as everywhere else.
+# Every question to a node is bounded (server_probe and server_ask, scripts/lib/server.sh): a port held by
+# a listener that accepts connections and never answers is named as such instead of hanging the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
 
 action=${1:-}
 base=${2:-7000}
 nodes=6
 timeout_ms=${RL_CLUSTER_NODE_TIMEOUT:-5000}
-server_bin=${REDIS_SERVER:-redis-server}
-cli_bin=${REDIS_CLI:-redis-cli}
+server_bin=$REDIS_SERVER
+cli_bin=$REDIS_CLI
 
 usage() {
     echo "usage: $0 start|stop|status [base_port]" >&2
@@ -30,7 +34,7 @@ dir=${RL_CLUSTER_DIR:-build/cluster-$base}
 [[ "$dir" == /* ]] || dir=$(pwd)/$dir
 
 ports() { seq "$base" $((base + nodes - 1)); }
-cli() { local port=$1; shift; "$cli_bin" -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
+cli() { server_ask "$@" 2>/dev/null; }
 alive() { [ "$(cli "$1" PING)" = "PONG" ]; }
 field() { cli "$1" CLUSTER INFO | tr -d '\r' | sed -n "s/^$2://p"; }
 
@@ -41,12 +45,13 @@ running() {
     [[ "$st" != Z* ]]
 }
 
-# The pid of the node on port $1 if it is one this script started: it answers with our pid file setting
-# (found even when its directory is gone, e.g. after make clean), or it hangs but its pid file names a
-# server on that port (its process title: the binary's name as started, then the address).
+# node_pid PORT WHAT (what server_probe said of the port): the pid of the node on PORT if it is one this
+# script started: it answers with our pid file setting (found even when its directory is gone, e.g. after
+# make clean), or it hangs but its pid file names a server on that port (its process title: the binary's
+# name as started, then the address).
 node_pid() {
     local p=$1 pid=""
-    if [ "$(cli "$p" CONFIG GET pidfile | sed -n 2p)" = "$dir/$p/redis.pid" ]; then
+    if [ "$2" = redis ] && [ "$(cli "$p" CONFIG GET pidfile | sed -n 2p)" = "$dir/$p/redis.pid" ]; then
         pid=$(cli "$p" INFO server | tr -d '\r' | sed -n 's/^process_id://p')
     elif [ -f "$dir/$p/redis.pid" ]; then
         pid=$(cat "$dir/$p/redis.pid")
@@ -63,15 +68,18 @@ start() {
     fi
     command -v "$server_bin" >/dev/null && command -v "$cli_bin" >/dev/null ||
         { echo "cluster: $server_bin and $cli_bin are needed (make deps, or check REDIS_SERVER/REDIS_CLI)" >&2; exit 1; }
-    local p running=0
+    local p what running=0
     for p in $(ports); do
-        if alive "$p"; then
-            if node_pid "$p" >/dev/null; then
-                running=$((running + 1))
-            else
-                echo "cluster: something else already answers on 127.0.0.1:$p" >&2
-                exit 1
-            fi
+        what=$(server_probe "$p")
+        [ "$what" != none ] || continue
+        if node_pid "$p" "$what" >/dev/null; then
+            running=$((running + 1))
+        elif [ "$what" = redis ]; then
+            echo "cluster: something else already answers on 127.0.0.1:$p" >&2
+            exit 1
+        else
+            echo "cluster: $(server_not_redis "$p"): pick another port (CLUSTER_PORT=...)" >&2
+            exit 1
         fi
     done
     if [ "$running" -eq "$nodes" ] && [ "$(field "$base" cluster_state)" = ok ]; then
@@ -104,9 +112,10 @@ start() {
         exit 1
     fi
     # Every node must see the whole cluster (all slots covered, state ok), and every replica must have
-    # finished its first sync.
-    local ok=0
-    for _ in $(seq 300); do
+    # finished its first sync. A deadline rather than a count of rounds: a node that does not answer
+    # makes each round last its questions' timeouts.
+    local ok=0 deadline=$((SECONDS + 30))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         ok=1
         for p in $(ports); do
             [ "$(field "$p" cluster_state)" = ok ] && [ "$(field "$p" cluster_known_nodes)" = "$nodes" ] || ok=0
@@ -133,15 +142,27 @@ connect_help() {
 }
 
 # SHUTDOWN NOSAVE each node we started, replicas first (a primary's SHUTDOWN waits for replicas that
-# lag, up to 10 s); kill -9 (by its pid) one that is still there 5 s later.
+# lag, up to 10 s); kill -9 (by its pid) one that is still there 5 s later. Anything else on the ports is
+# left alone.
 stop_nodes() {
-    local p pid replicas=() primaries=()
+    local p pid what replicas=() primaries=()
+    declare -A pids=()
     for p in $(ports); do
-        if [ "$(cli "$p" ROLE | head -n 1)" = slave ]; then replicas+=("$p"); else primaries+=("$p"); fi
+        what=$(server_probe "$p")
+        pid=$(node_pid "$p" "$what" || true)
+        if [ -z "$pid" ]; then
+            [ "$what" = none ] || echo "cluster: 127.0.0.1:$p is not a node this script started; left alone"
+            continue
+        fi
+        pids[$p]=$pid
+        if [ "$what" = redis ] && [ "$(cli "$p" ROLE | head -n 1)" = slave ]; then
+            replicas+=("$p")
+        else
+            primaries+=("$p")
+        fi
     done
     for p in "${replicas[@]}" "${primaries[@]}"; do
-        pid=$(node_pid "$p" || true)
-        [ -n "$pid" ] || continue
+        pid=${pids[$p]}
         cli "$p" SHUTDOWN NOSAVE >/dev/null || true
         for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
         if running "$pid"; then
@@ -158,9 +179,12 @@ stop() {
 }
 
 status() {
-    local p up=0 state
+    local p up=0 state what
     for p in $(ports); do
-        if alive "$p"; then
+        what=$(server_probe "$p")
+        if [ "$what" = other ]; then
+            printf '127.0.0.1:%s  %s\n' "$p" "$(server_not_redis "$p")"
+        elif alive "$p"; then
             up=$((up + 1))
             state=$(field "$p" cluster_state)
             local role

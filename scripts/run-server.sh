@@ -11,9 +11,13 @@
 # The server's files live in build/run/PORT/ (redis.pid, redis.log, and its working directory); nothing
 # is persisted (no RDB, no AOF) and `stop` removes the directory. Nothing is written outside build/run/.
 # `start` refuses a port on which something else already listens; `stop` only ever stops a redis-server
-# whose pid file is build/run/PORT/redis.pid, and does nothing (successfully) when none runs.
+# whose pid file is build/run/PORT/redis.pid, and does nothing (successfully) when none runs. Every
+# question to the port is bounded (server_probe and server_ask, scripts/lib/server.sh): a listener that
+# accepts connections and never answers is named as such instead of hanging both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
 
 action=${1:-}
 [ $# -eq 0 ] || shift
@@ -28,8 +32,7 @@ logfile=$dir/redis.log
 stop_hint="make stop"
 [ "$port" = 6379 ] || stop_hint="make stop PORT=$port"
 
-cli() { redis-cli -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+cli() { server_ask "$port" "$@" 2>/dev/null; }
 
 # A process that exists and has not exited (a daemon that exited may stay a zombie until init reaps it).
 running() {
@@ -38,11 +41,12 @@ running() {
     [[ "$st" != Z* ]]
 }
 
-# The pid of the redis-server this script started on the port, if it runs: the server on the port names
-# our pid file, or (if it does not answer) our pid file names a redis-server process listening on the port.
+# our_pid WHAT (what server_probe said of the port): the pid of the redis-server this script started on
+# the port, if it runs: the server on the port names our pid file, or (if it does not answer as we expect)
+# our pid file names a redis-server process listening on the port.
 our_pid() {
     local pid=""
-    if [ "$(cli CONFIG GET pidfile | sed -n 2p)" = "$pidfile" ]; then
+    if [ "$1" = redis ] && [ "$(cli CONFIG GET pidfile | sed -n 2p)" = "$pidfile" ]; then
         pid=$(cli INFO server | tr -d '\r' | sed -n 's/^process_id://p')
     elif [ -f "$pidfile" ]; then
         pid=$(cat "$pidfile")
@@ -57,22 +61,34 @@ connect_help() {
 
 start() {
     [ -f build/ratelimit.so ] || { echo "run-server: build/ratelimit.so is missing: run make" >&2; exit 1; }
-    if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    if ! command -v redis-server >/dev/null || ! command -v "$REDIS_CLI" >/dev/null; then
         echo "run-server: redis-server and redis-cli are needed (scripts/deps.sh --runtime)" >&2
         exit 1
     fi
-    local pid
-    if pid=$(our_pid); then
+    local pid what another="make run PORT=$((port == 65535 ? port - 1 : port + 1))"
+    what=$(server_probe "$port")
+    if pid=$(our_pid "$what"); then
+        if [ "$what" != redis ]; then
+            echo "run-server: the server make run started on 127.0.0.1:$port (pid $pid) does not answer" >&2
+            echo "run-server: stop it with  $stop_hint" >&2
+            exit 1
+        fi
         echo "run-server: already running on 127.0.0.1:$port (pid $pid, log $logfile); to start it with other"
         echo "run-server: arguments, stop it first"
         connect_help
         return 0
     fi
-    if listening; then
+    case "$what" in
+    redis)
         echo "run-server: something else already listens on 127.0.0.1:$port; not starting a second server" >&2
-        echo "run-server: pick another port, e.g.  make run PORT=$((port == 65535 ? port - 1 : port + 1))" >&2
+        echo "run-server: pick another port, e.g.  $another" >&2
         exit 1
-    fi
+        ;;
+    other)
+        echo "run-server: $(server_not_redis "$port"): pick another port, e.g.  $another" >&2
+        exit 1
+        ;;
+    esac
     rm -rf "$dir"
     mkdir -p "$dir"
     # tests/check-compose.sh reads the module path and arguments from the next command: keep the module
@@ -82,7 +98,7 @@ start() {
         --loadmodule "$(pwd)/build/ratelimit.so" "$@"
     local _
     for _ in $(seq 100); do
-        pid=$(our_pid) && [ "$(cli PING)" = PONG ] && break
+        pid=$(our_pid redis) && [ "$(cli PING)" = PONG ] && break
         pid=""
         # It wrote its pid file and exited: the module did not load, or the port was taken meanwhile.
         if [ -s "$pidfile" ] && ! running "$(cat "$pidfile")"; then break; fi
@@ -101,13 +117,17 @@ start() {
 }
 
 stop() {
-    local pid _
-    if ! pid=$(our_pid); then
-        if listening; then
-            echo "run-server: 127.0.0.1:$port is not a server that make run started; left alone"
-        else
-            echo "run-server: nothing to stop on 127.0.0.1:$port"
-        fi
+    local pid _ what
+    what=$(server_probe "$port")
+    if ! pid=$(our_pid "$what"); then
+        case "$what" in
+        none) echo "run-server: nothing to stop on 127.0.0.1:$port" ;;
+        redis) echo "run-server: 127.0.0.1:$port is not a server that make run started; left alone" ;;
+        other)
+            echo "run-server: $(server_not_redis "$port");"
+            echo "run-server: not a server that make run started; left alone"
+            ;;
+        esac
         rm -rf "$dir"
         rmdir build/run 2>/dev/null || true
         return 0

@@ -3,9 +3,12 @@
 # session: `make stop` with nothing running; `make run` starts one redis-server with the module on
 # 127.0.0.1:PORT in the background, says how to connect and stop, and a second `make run` starts nothing;
 # `make stop` stops exactly that server and leaves nothing behind; a port held by another server is
-# refused by `make run` and that server is left alone by `make stop`; `make run RUN_ARGS=test-clock`
-# prints exactly what README.md shows. All of it offline: apt, curl and wget are replaced by stubs that
-# record any call, and the test-only packages are made to look missing, which `make run` must not mind.
+# refused by `make run` and that server is left alone by `make stop`; a port held by a listener that
+# accepts connections and never answers (or answers, but not as Redis) is refused by `make run` and
+# scripts/cluster.sh start, and left alone by `make stop` and `make cluster-stop`, each with a message
+# naming the port instead of a hang; `make run RUN_ARGS=test-clock` prints exactly what README.md shows.
+# All of it offline: apt, curl and wget are replaced by stubs that record any call, and the test-only
+# packages are made to look missing, which `make run` must not mind.
 # Prints "run: N passed, N failed"; stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,11 +60,21 @@ run_make() {
     rc=0
     out=$(PATH="$stubs:$PATH" TMPDIR="$scratch" make -s --no-print-directory -C "$root" "$@" 2>&1) || rc=$?
 }
+# The same under timeout(1), for what could hang: rc is 124 if it had not returned after 60 s.
+run_bounded() {
+    rc=0
+    out=$(PATH="$stubs:$PATH" TMPDIR="$scratch" timeout 60 "$@" 2>&1) || rc=$?
+}
 
-port="" other_port=""
+port="" other_port="" listener_pid="" listener_port=""
 cleanup() {
     [ -z "$port" ] || PATH="$stubs:$PATH" make -s --no-print-directory -C "$root" stop PORT="$port" >/dev/null 2>&1 || true
     server_stop
+    if [ -n "$listener_pid" ]; then
+        kill "$listener_pid" 2>/dev/null || true
+        wait "$listener_pid" 2>/dev/null || true
+    fi
+    [ -z "$listener_port" ] || scripts/cluster.sh stop "$listener_port" >/dev/null 2>&1 || true
     rm -rf "$stubs" "$scratch"
 }
 trap cleanup EXIT
@@ -139,6 +152,92 @@ if server_start; then
 else
     check "start a server of another kind (scripts/lib/server.sh)" false
 fi
+
+# --- A port held by a listener that does not answer as Redis. ---------------------------------------------
+# listener KIND: a python3 socket on a free port, $listener_port, that accepts connections and then never
+# answers (KIND silent: the issue's case, which used to hang make run in redis-cli), or answers like a web
+# server (KIND http). Its pid in $listener_pid; it writes the port to a file once it listens.
+listener() {
+    local kind=$1 ready=$stubs/listener.port _
+    for _ in 1 2 3 4 5; do
+        rm -f "$ready"
+        listener_port=$(pick) || return 1
+        python3 -c '
+import os, socket, sys
+port, kind, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.socket()
+s.bind(("127.0.0.1", port))
+s.listen(64)
+with open(ready + ".tmp", "w") as f:
+    f.write(str(port))
+os.rename(ready + ".tmp", ready)
+held = []
+while True:
+    conn, _ = s.accept()
+    held.append(conn)  # kept open, never closed
+    if kind == "http":
+        conn.recv(4096)
+        conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+' "$listener_port" "$kind" "$ready" 2>"$stubs/listener.err" &
+        listener_pid=$!
+        for _ in $(seq 100); do
+            [ -s "$ready" ] && return 0
+            kill -0 "$listener_pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill "$listener_pid" 2>/dev/null || true
+        wait "$listener_pid" 2>/dev/null || true
+        listener_pid=""
+    done
+    return 1
+}
+stop_listener() {
+    kill "$listener_pid" 2>/dev/null || true
+    wait "$listener_pid" 2>/dev/null || true
+    listener_pid="" listener_port=""
+}
+listener_alive() { kill -0 "$listener_pid" 2>/dev/null; }
+
+for kind in silent http; do
+    if ! listener "$kind"; then
+        check "start a $kind listener (python3: $(tail -n 1 "$stubs/listener.err" 2>/dev/null))" false
+        continue
+    fi
+    lp=$listener_port
+    not_redis="something on port $lp accepts connections but does not answer as Redis"
+
+    run_bounded make -s --no-print-directory -C "$root" run PORT="$lp"
+    check "$kind listener: make run returns (got $rc: $out)" test "$rc" -ne 124
+    check "$kind listener: make run fails (got $rc)" test "$rc" -ne 0
+    check "$kind listener: make run names the port (got: $out)" contains "$out" "$not_redis: pick another port"
+    check "$kind listener: make run starts nothing" test ! -e "build/run/$lp/redis.pid"
+    check "$kind listener: make run leaves the listener alone" listener_alive
+
+    run_bounded make -s --no-print-directory -C "$root" stop PORT="$lp"
+    check "$kind listener: make stop returns (got $rc: $out)" test "$rc" -ne 124
+    check "$kind listener: make stop exits 0 (got $rc)" test "$rc" -eq 0
+    check "$kind listener: make stop names the port (got: $out)" contains "$out" "$not_redis"
+    check "$kind listener: make stop says it leaves it alone (got: $out)" contains "$out" "left alone"
+    check "$kind listener: make stop leaves the listener alone" listener_alive
+
+    # The script itself: make cluster first installs the test tools, which the stubs refuse.
+    run_bounded scripts/cluster.sh start "$lp"
+    check "$kind listener: cluster.sh start returns (got $rc: $out)" test "$rc" -ne 124
+    check "$kind listener: cluster.sh start fails (got $rc)" test "$rc" -ne 0
+    check "$kind listener: cluster.sh start names the port (got: $out)" contains "$out" "$not_redis: pick another port"
+    check "$kind listener: cluster.sh start starts nothing" test ! -e "build/cluster-$lp"
+    run_bounded make -s --no-print-directory -C "$root" cluster-status CLUSTER_PORT="$lp"
+    check "$kind listener: make cluster-status returns (got $rc: $out)" test "$rc" -ne 124
+    check "$kind listener: make cluster-status fails (got $rc)" test "$rc" -ne 0
+    check "$kind listener: make cluster-status names the port (got: $out)" contains "$out" "127.0.0.1:$lp  $not_redis"
+    run_bounded make -s --no-print-directory -C "$root" cluster-stop CLUSTER_PORT="$lp"
+    check "$kind listener: make cluster-stop returns (got $rc: $out)" test "$rc" -ne 124
+    check "$kind listener: make cluster-stop exits 0 (got $rc)" test "$rc" -eq 0
+    check "$kind listener: make cluster-stop says it leaves it alone (got: $out)" contains "$out" \
+        "127.0.0.1:$lp is not a node this script started; left alone"
+    check "$kind listener: make cluster-stop leaves the listener alone" listener_alive
+    stop_listener
+done
 
 # --- The README's session, with the test clock. ----------------------------------------------------------
 # In the "Thirty seconds" section: "    $ redis-cli ARGS  # comment" lines, each followed by its output

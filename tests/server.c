@@ -92,6 +92,10 @@ static void spawn(server *s) {
     }
 }
 
+/* Set when a readiness probe found something on the port that accepts connections but gives no Redis
+ * reply in time: said when the server does not start. */
+static int silent_port;
+
 static int wait_up(server *s) {
     for (int i = 0; i < (wrapper ? 6000 : 500); i++) {
         int status;
@@ -102,10 +106,16 @@ static int wait_up(server *s) {
         struct timeval tv = {0, 200000};
         redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
         if (c && !c->err) {
+            /* A reply timeout too (the connect timeout does not bound replies): whatever listens on the
+             * port may accept connections and never answer. A server slow to answer (under valgrind) is
+             * asked again on the next round. */
+            redisSetTimeout(c, (struct timeval){2, 0});
             /* Up (PING answers -LOADING while the data set loads), and ours: another test may have taken
              * a port we freed (a restart reuses its port). */
             redisReply *ping = redisCommand(c, "PING");
             int up = ping && ping->type == REDIS_REPLY_STATUS;
+            if (!ping && (c->err == REDIS_ERR_IO || c->err == REDIS_ERR_EOF || c->err == REDIS_ERR_PROTOCOL))
+                silent_port = s->port;
             if (ping) freeReplyObject(ping);
             redisReply *r = up ? redisCommand(c, "INFO server") : NULL;
             const char *pid = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "\r\nprocess_id:") : NULL;
@@ -121,6 +131,15 @@ static int wait_up(server *s) {
     return 0;
 }
 
+static void start_failed(const server *s, const char *what) {
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "redis-server did not %s (see %s/redis.log)", what, s->dir);
+    if (silent_port && n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n,
+                 "; something on port %d accepts connections but does not answer as Redis", silent_port);
+    die(msg);
+}
+
 server *server_start(const char *const *extra) {
     server *s = calloc(1, sizeof *s);
     snprintf(s->dir, sizeof s->dir, "/tmp/rl-test-XXXXXX");
@@ -129,22 +148,22 @@ server *server_start(const char *const *extra) {
         if (s->nargs == SERVER_MAX_ARGS) die("too many server arguments");
         s->args[s->nargs] = strdup(extra[s->nargs]);
     }
+    silent_port = 0;
     for (int attempt = 0; attempt < 5; attempt++) {
         s->port = free_port();
         spawn(s);
         if (wait_up(s)) return s;
         if (s->pid > 0) server_kill9(s);
     }
-    char msg[512];
-    snprintf(msg, sizeof msg, "redis-server did not start (see %s/redis.log)", s->dir);
-    die(msg);
+    start_failed(s, "start");
     return NULL;
 }
 
 void server_restart(server *s) {
     if (s->pid > 0) die("server_restart: server still running");
+    silent_port = 0;
     spawn(s);
-    if (!wait_up(s)) die("redis-server did not restart");
+    if (!wait_up(s)) start_failed(s, "restart");
 }
 
 static int reap(server *s, int timeout_ms) {

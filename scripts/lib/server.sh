@@ -8,6 +8,18 @@
 #   server_cli PING                 redis-cli against it
 #   server_stop                     SHUTDOWN NOSAVE (then kill by pid), temp dir removed
 #
+# And, for any port, including one this shell did not start a server on (scripts/run-server.sh,
+# scripts/cluster.sh):
+#
+#   server_probe PORT               none, redis or other: what listens on 127.0.0.1:PORT
+#   server_ask PORT ARG...          redis-cli ARG... against 127.0.0.1:PORT, given SERVER_PROBE_TIMEOUT s
+#   server_not_redis PORT           what to say of a port where server_probe found "other"
+#
+# A listener that accepts connections and never answers would hang redis-cli for ever (it has no reply
+# timeout): every probe and every short command to a server runs under timeout(1) instead, for
+# SERVER_PROBE_TIMEOUT seconds (default 2). server_cli has no limit: the benchmarks pipe long runs of
+# commands through it to a server they started.
+#
 # The server: 127.0.0.1 on a free port, a fresh temp dir (SERVER_DIR, its log in SERVER_DIR/redis.log),
 # --save "" --appendonly no. server_start sets SERVER_PORT, SERVER_PID and SERVER_DIR; call it directly,
 # never in $(...): the server must be a child of the calling shell, which waits for it. One server per
@@ -20,9 +32,38 @@
 
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
+SERVER_PROBE_TIMEOUT=${SERVER_PROBE_TIMEOUT:-2}
 SERVER_PORT="" SERVER_PID="" SERVER_DIR=""
 
 server_cli() { "$REDIS_CLI" -p "$SERVER_PORT" "$@"; }
+
+# --foreground: redis-cli stays in the terminal's process group, so that Ctrl-C reaches it at once.
+server_ask() {
+    local port=$1
+    shift
+    timeout --foreground "$SERVER_PROBE_TIMEOUT" "$REDIS_CLI" -h 127.0.0.1 -p "$port" "$@"
+}
+
+# What listens on 127.0.0.1:PORT, from one PING:
+#   none    nothing: the connection is refused
+#   redis   a server that speaks Redis's protocol: PONG, or an error reply (NOAUTH, LOADING...)
+#   other   something that accepts connections (or holds the port: a full backlog makes connect wait)
+#           but does not answer within SERVER_PROBE_TIMEOUT s, or answers something else
+server_probe() {
+    local out rc=0
+    out=$(server_ask "$1" --no-raw PING 2>&1) || rc=$?
+    if [ "$rc" -ne 124 ] && { [ "$out" = PONG ] || [[ "$out" == "(error) "* ]]; }; then
+        echo redis
+    elif [ "$rc" -ne 124 ] && [[ "$out" == *"Connection refused"* ]]; then
+        echo none
+    else
+        echo other
+    fi
+}
+
+server_not_redis() {
+    echo "something on port $1 accepts connections but does not answer as Redis"
+}
 
 # The module's absolute path: redis-server changes into its --dir before it loads modules.
 server_module() {
@@ -39,7 +80,7 @@ server_pick_port() {
     read -r low _high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
     [ "$low" -gt 21000 ] 2>/dev/null || low=40000
     port=$((20000 + RANDOM % (low - 20000)))
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 1; fi
+    [ "$(server_probe "$port")" = none ] || return 1
     echo "$port"
 }
 
@@ -74,8 +115,9 @@ server_wait_up() {
     local _
     for _ in $(seq 100); do
         kill -0 "$SERVER_PID" 2>/dev/null || return 1
-        if [ "$(server_cli PING 2>/dev/null)" = PONG ] &&
-            [ "$(server_cli INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$SERVER_PID" ]; then
+        if [ "$(server_ask "$SERVER_PORT" PING 2>/dev/null)" = PONG ] &&
+            [ "$(server_ask "$SERVER_PORT" INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = \
+                "$SERVER_PID" ]; then
             return 0
         fi
         sleep 0.1
@@ -99,7 +141,7 @@ server_reap() {
 
 server_stop() {
     if [ -n "$SERVER_PID" ]; then
-        server_cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+        server_ask "$SERVER_PORT" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
         server_reap
     fi
     [ -z "$SERVER_DIR" ] || rm -rf "$SERVER_DIR"
