@@ -36,10 +36,12 @@ $(BUILD)/tests/crossversion: tests/crossversion.c $(HARNESS_SRC) $(HARNESS_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(HARNESS_SRC) -lhiredis -lpthread
 
-# (Only when SERVERS holds a newer server: with redis-7.0 alone there is nothing to compare.)
+# (Only when SERVERS holds a newer server: with redis-7.0 alone there is nothing to compare. And only when
+# one of them is tested: scripts/run-tests.sh does not run it when every newer server was skipped.)
 ifneq ($(filter-out redis-7.0,$(SERVERS)),)
 TEST_DEPS += $(BUILD)/tests/crossversion
 TEST_PROGRAMS += $(BUILD)/tests/crossversion
+export RL_CROSS_SERVER_PROGRAMS := $(BUILD)/tests/crossversion
 endif
 
 # tests/check-debian-source.sh: the rule above and the archive's revisions, offline, against a fake Debian

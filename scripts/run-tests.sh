@@ -13,8 +13,10 @@
 # N failed" for a server tested, "NAME: skipped: REASON" for one scripts/servers.sh skipped because its
 # source package could not be had (allowed only without the fallback folder: see scripts/servers.sh); a
 # skipped server counts no failure, and SERVERS, as the programs see it, lists only the servers tested
-# (tests/crossversion.c takes its servers from it). Without --servers all run once, with the server the
-# environment gives (REDIS_SERVER or PATH).
+# (tests/crossversion.c takes its servers from it). The programs of RL_CROSS_SERVER_PROGRAMS (set by
+# mk/servers.mk), run once, compare redis-7.0 with the newer servers: they run only when a server other
+# than redis-7.0 is tested, and say "not run" otherwise. Without --servers all run once, with the server
+# the environment gives (REDIS_SERVER or PATH).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 servers=""
@@ -75,8 +77,14 @@ done
 # (A blank, not an empty, SERVERS when none is tested: tests/crossversion.c reads an empty one as "all".)
 [ -z "$servers" ] || export SERVERS="${tested[*]:- }"
 
+newer_tested=0
+for name in "${tested[@]}"; do [ "$name" = redis-7.0 ] || newer_tested=1; done
 pass=0 fail=0
 for t in "${once[@]}"; do
+    if [ -n "$servers" ] && [ "$newer_tested" -eq 0 ] && [[ " ${RL_CROSS_SERVER_PROGRAMS:-} " == *" $t "* ]]; then
+        echo "$t: not run: no server newer than redis-7.0 is tested"
+        continue
+    fi
     run_one "" "$t"
     pass=$((pass + run_pass)) fail=$((fail + run_fail))
 done

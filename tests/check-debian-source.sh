@@ -7,8 +7,9 @@
 #
 #   1. every index names a revision the pool answers 404 for, no fallback folder: debian-source.sh says
 #      "unavailable" (exit 3) and why; servers.sh skips the server and keeps the reason; run-tests.sh
-#      prints "redis-8.0: skipped: ..." and passes, with the server out of the SERVERS its programs see;
-#      with RL_REQUIRE_SERVERS=1 the same is a failure
+#      prints "redis-8.0: skipped: ..." and passes, with the server out of the SERVERS its programs see,
+#      and runs a cross-server program (tests/crossversion.c) only when a newer server is tested; with
+#      RL_REQUIRE_SERVERS=1, or once a fallback folder exists, the same is a failure
 #   2. the same with a fallback folder: its checksummed copy is used
 #   3. a fallback whose file does not match SHA256SUMS: refused, and fatal (exit 1, servers.sh fails)
 #   4. one suite's index names a revision answering 404, another's a revision the pool serves: that one
@@ -196,6 +197,34 @@ rc=0
 RL_SERVERS_DIR=$tmp/servers scripts/run-tests.sh --servers redis-8.0 "$tmp/fake-test" >"$tmp/out" 2>&1 || rc=$?
 check "run-tests: none tested, a blank SERVERS (an empty one means all to tests/crossversion.c)" \
     eval '[ "$rc" -eq 0 ] && [ "$(cat "$tmp/servers-seen")" = " " ]'
+
+# A program comparing servers (RL_CROSS_SERVER_PROGRAMS, like tests/crossversion.c) runs only when a
+# server newer than redis-7.0 is tested: not with redis-8.0 skipped, but with a valkey-8.1 (a stub here).
+cat >"$tmp/fake-cross" <<EOF
+#!/bin/sh
+# A cross-server program for run-tests.sh: records that it ran and the SERVERS it was given.
+printf '%s\n' "\$SERVERS" >"$tmp/cross-ran"
+echo "cross: 1 passed, 0 failed"
+EOF
+chmod +x "$tmp/fake-cross"
+rc=0
+RL_CROSS_SERVER_PROGRAMS=$tmp/fake-cross RL_SERVERS_DIR=$tmp/servers \
+    scripts/run-tests.sh --servers "redis-7.0 redis-8.0" "$tmp/fake-cross" >"$tmp/out" 2>&1 || rc=$?
+check "run-tests: no newer server tested, the cross-server program is not run, and says so" \
+    eval '[ "$rc" -eq 0 ] && [ ! -e "$tmp/cross-ran" ] &&
+          grep -qx "$tmp/fake-cross: not run: no server newer than redis-7.0 is tested" "$tmp/out"'
+mkdir -p "$tmp/servers/valkey-8.1/bin"
+printf '#!/bin/sh\necho "Valkey server v=8.1.9 (a stub)"\n' >"$tmp/servers/valkey-8.1/bin/redis-server"
+cp "$tmp/servers/valkey-8.1/bin/redis-server" "$tmp/servers/valkey-8.1/bin/redis-cli"
+chmod +x "$tmp/servers/valkey-8.1/bin/"*
+rc=0
+RL_CROSS_SERVER_PROGRAMS=$tmp/fake-cross RL_SERVERS_DIR=$tmp/servers \
+    scripts/run-tests.sh --servers "redis-7.0 redis-8.0 valkey-8.1" "$tmp/fake-cross" >"$tmp/out" 2>&1 || rc=$?
+check "run-tests: a newer server tested, the cross-server program runs with it" \
+    eval '[ "$rc" -eq 0 ] && [ "$(cat "$tmp/cross-ran" 2>/dev/null)" = "redis-7.0 valkey-8.1" ] &&
+          [ "$(tail -n 3 "$tmp/out" | head -n 2)" = "redis-8.0: skipped: $reason
+valkey-8.1: 0 passed, 0 failed" ]'
+rm -rf "$tmp/servers/valkey-8.1"
 
 # RL_REQUIRE_SERVERS=1: the same is fatal, and no earlier skip is honoured.
 rc=0
