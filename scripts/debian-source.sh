@@ -1,25 +1,52 @@
 #!/usr/bin/env bash
 # Get one Debian source package (.dsc and its tarballs) into a directory, for scripts/servers.sh and
-# scripts/fetch-redismodule-h.sh. apt first: a temporary deb-src list of its own for SUITE, SUITE-updates
-# and SUITE-security, with its own list and cache directories, so the machine's apt configuration is
-# never read for sources nor written. When apt cannot deliver (no archive, or an index that names a
-# revision the pool no longer serves: a 404), the copies kept in ../shared/debian-src/ beside the
-# repository (RL_DEBIAN_SRC overrides) are used, after checking them against their SHA256SUMS. Fails with
-# a message saying what was tried when neither works.
+# scripts/fetch-redismodule-h.sh.
+#
+# The archive first. apt-get update fetches the Sources indexes of SUITE, SUITE-updates and SUITE-security
+# into list and cache directories of this script's own (the machine's apt configuration is never read for
+# sources nor written), and apt checks them against the archive's signed Release files. An index names one
+# revision per package, and the pool does not always serve it (a point release can name a revision the
+# pool has not got yet: a 404), while another suite's index may name another revision. So every revision
+# any of these indexes names for PACKAGE is tried, newest first (the exact VERSION asked for first), each
+# downloaded with apt's own downloader (apt-helper) and every file checked against the SHA256 and size
+# that index publishes: a file that does not match is refused, and the next revision is tried.
+#
+# Then the fallback: the copies kept in ../shared/debian-src/ beside the repository (RL_DEBIAN_SRC
+# overrides), checked against their SHA256SUMS.
 #
 # Usage: scripts/debian-source.sh SUITE PACKAGE VERSION DESTDIR
 #   VERSION  a Debian version (7.0.15-1~deb12u10, epoch optional): exactly that one, or else any of the
 #            same upstream version; or an upstream series (8.0): the newest 8.0 or 8.0.x.
 #   Prints the path of the .dsc in DESTDIR; unpack it with dpkg-source -x.
+#   Exit status: 0 done; 3 neither the archive nor a fallback had it and the fallback folder does not
+#   exist (the last line on stderr, "debian-source: unavailable: REASON", says why: scripts/servers.sh
+#   may then skip that server); 1 any other failure, among them a fallback folder that exists but does
+#   not hold the package or does not match its SHA256SUMS; 2 a usage error.
+# scripts/debian-source.sh --fallback-dir prints the fallback folder it would use.
+#
+# RL_DEBIAN_MIRROR  the archive's host, holding debian/ and debian-security/ (default http://deb.debian.org)
+# RL_DEBIAN_UNSIGNED=1  take the mirror's indexes unsigned: only for the tests' fake archive, so only
+#                   accepted with a mirror on http://127.0.0.1
 set -euo pipefail
-suite=${1:-}; pkg=${2:-}; want=${3:-}; dest=${4:-}
-if [ -z "$suite" ] || [ -z "$pkg" ] || [ -z "$want" ] || [ -z "$dest" ]; then
-    echo "usage: $0 SUITE PACKAGE VERSION DESTDIR" >&2
-    exit 2
-fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 fallback=$(realpath -m "${RL_DEBIAN_SRC:-$repo/../shared/debian-src}")
+if [ "${1:-}" = --fallback-dir ]; then
+    echo "$fallback"
+    exit 0
+fi
+suite=${1:-}; pkg=${2:-}; want=${3:-}; dest=${4:-}
+if [ -z "$suite" ] || [ -z "$pkg" ] || [ -z "$want" ] || [ -z "$dest" ]; then
+    echo "usage: $0 SUITE PACKAGE VERSION DESTDIR | --fallback-dir" >&2
+    exit 2
+fi
+mirror=${RL_DEBIAN_MIRROR:-http://deb.debian.org}
+mirror=${mirror%/}
+unsigned=${RL_DEBIAN_UNSIGNED:-0}
 log() { echo "debian-source: $*" >&2; }
+if [ "$unsigned" = 1 ] && ! [[ "$mirror" =~ ^http://127\.0\.0\.1(:[0-9]+)?$ ]]; then
+    log "RL_DEBIAN_UNSIGNED=1 is only for a test archive on http://127.0.0.1, not RL_DEBIAN_MIRROR=$mirror"
+    exit 2
+fi
 
 noepoch() { echo "${1#*:}"; }
 # 5:8.0.2-3+deb13u2 -> 8.0.2; 8.1.1+dfsg1-3+deb13u2 -> 8.1.1 (the repack suffix is not the version).
@@ -33,15 +60,12 @@ fits() {
     *) [ "$u" = "$want" ] || [[ "$u" == "$want".* ]] ;;
     esac
 }
-# Of the versions on stdin that fit, the exact one asked for, else the newest.
-pick() {
-    local v best=""
-    while read -r v; do
-        [ -n "$v" ] && fits "$v" || continue
-        if [[ "$want" == *-* ]] && [ "$(noepoch "$v")" = "$(noepoch "$want")" ]; then echo "$v"; return; fi
-        if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
-    done
-    echo "$best"
+is_exact() { [[ "$want" == *-* ]] && [ "$(noepoch "$1")" = "$(noepoch "$want")" ]; }
+# Should version $1 be tried before version $2? The exact one asked for first, then newest first.
+before() {
+    if is_exact "$1"; then return 0; fi
+    if is_exact "$2"; then return 1; fi
+    dpkg --compare-versions "$1" gt "$2"
 }
 
 work=$(mktemp -d)
@@ -51,45 +75,138 @@ dest=$(cd "$dest" && pwd)
 
 # The files a .dsc names (its Checksums-Sha256 section): "sha256 size name" lines.
 dsc_files() { sed -n '/^Checksums-Sha256:/,/^[^ ]/{/^ /p}' "$1"; }
+sha256_of() { sha256sum <"$1" | cut -d' ' -f1; }
 
-try_apt() {
-    mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/parts" "$work/get"
+apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o "Dir::Etc::SourceParts=$work/parts"
+          -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
+          -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root"
+          -o "Acquire::http::Proxy::127.0.0.1=DIRECT")
+
+# Fetch the three suites' Sources indexes (apt verifies them against the signed Release files).
+update_indexes() {
+    mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/parts"
+    local opts=""
+    [ "$unsigned" = 1 ] && opts="[trusted=yes] "
     cat >"$work/sources.list" <<LIST
-deb-src http://deb.debian.org/debian ${suite} main
-deb-src http://deb.debian.org/debian ${suite}-updates main
-deb-src http://deb.debian.org/debian-security ${suite}-security main
+deb-src ${opts}${mirror}/debian ${suite} main
+deb-src ${opts}${mirror}/debian ${suite}-updates main
+deb-src ${opts}${mirror}/debian-security ${suite}-security main
 LIST
-    local apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o "Dir::Etc::SourceParts=$work/parts"
-                    -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
-                    -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
-    if ! apt-get "${apt_opts[@]}" -qq update >"$work/apt.log" 2>&1; then
-        apt_failure="apt-get update of $suite deb-src failed: $(grep -E '^(E|W):' "$work/apt.log" | head -n 2 | tr '\n' ' ')"
+    if ! apt-get "${apt_opts[@]}" -qq update >"$work/update.log" 2>&1; then
+        archive_failure="apt-get update of $suite deb-src failed: $(grep -E '^(E|W):' "$work/update.log" |
+            head -n 2 | tr '\n' ' ')"
         return 1
     fi
-    local version
-    version=$(apt-cache "${apt_opts[@]}" showsrc "$pkg" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -u | pick)
-    if [ -z "$version" ]; then
-        # apt-get update exits 0 when an index could not be fetched: say so, it is the likelier cause.
-        apt_failure="$suite has no $pkg source of version $want$(grep -E '^(W|E): Failed to fetch' "$work/apt.log" |
-            head -n 1 | sed 's/^/ (/; s/$/)/')"
+}
+
+# Every revision of $pkg the fetched indexes name, one "version<TAB>release<TAB>pool URL<TAB>id" line
+# each, with its files (the index's Checksums-Sha256: "sha256 size name") in $work/cand/id.
+list_candidates() {
+    mkdir -p "$work/cand"
+    local file repo release trusted
+    while IFS=$'\t' read -r file repo release trusted; do
+        [ -f "$file" ] || continue
+        # apt marks an index it could not verify; unsigned ones are only taken in the tests' mode.
+        [ "$trusted" = yes ] || [ "$unsigned" = 1 ] || continue
+        /usr/lib/apt/apt-helper cat-file "$file" | awk -v pkg="$pkg" -v out="$work/cand/$release" '
+            function flush() {
+                if (name == pkg && version != "" && dir != "" && files != "") {
+                    n++
+                    print version "\t" dir "\t" n
+                    printf "%s", files > (out "." n)
+                    close(out "." n)
+                }
+                name = ""; version = ""; dir = ""; files = ""; insums = 0
+            }
+            /^$/ { flush(); next }
+            /^[^ \t]/ { insums = 0 }
+            /^Package:/ { name = $2 }
+            /^Version:/ { version = $2 }
+            /^Directory:/ { dir = $2 }
+            /^Checksums-Sha256:/ { insums = 1; next }
+            insums && /^[ \t]/ { files = files $1 " " $2 " " $3 "\n" }
+            END { flush() }' |
+            while IFS=$'\t' read -r version dir k; do
+                printf '%s\t%s\t%s%s\t%s\n' "$version" "$release" "$repo" "$dir" "$release.$k"
+            done
+    done < <(apt-get "${apt_opts[@]}" indextargets \
+        --format '$(FILENAME)	$(REPO_URI)	$(RELEASE)	$(TRUSTED)' 'Created-By: Sources')
+}
+
+# The candidates that fit, in the order to try them: exact first, then newest first (a few lines at most).
+order_candidates() {
+    local line sorted=() placed i
+    while IFS= read -r line; do
+        fits "${line%%$'\t'*}" || continue
+        placed=0
+        for i in "${!sorted[@]}"; do
+            if before "${line%%$'\t'*}" "${sorted[$i]%%$'\t'*}"; then
+                sorted=("${sorted[@]:0:$i}" "$line" "${sorted[@]:$i}")
+                placed=1
+                break
+            fi
+        done
+        [ "$placed" -eq 1 ] || sorted+=("$line")
+    done
+    [ ${#sorted[@]} -eq 0 ] || printf '%s\n' "${sorted[@]}"
+}
+
+# Download one candidate's files into $work/get, each checked against the index's SHA256 and size.
+# Sets why (one short reason) when it cannot.
+fetch_candidate() {
+    local version=$1 pool=$2 id=$3 dsc sum size name got
+    dsc="${pkg}_$(noepoch "$version").dsc"
+    rm -rf "$work/get"
+    mkdir -p "$work/get"
+    if [ -z "$(awk -v n="$dsc" '$3 == n' "$work/cand/$id")" ]; then
+        why="the index lists no $dsc"
         return 1
     fi
-    if ! (cd "$work/get" && apt-get "${apt_opts[@]}" -qq --download-only source "$pkg=$version") \
-        >"$work/apt.log" 2>&1; then
-        apt_failure="$suite names $pkg $version but it could not be downloaded: $(grep -E '^E:' "$work/apt.log" |
-            head -n 1)"
+    # The .dsc first: the likeliest 404, and the smallest.
+    while read -r sum size name; do
+        if ! /usr/lib/apt/apt-helper "${apt_opts[@]}" download-file "$pool/$name" "$work/get/$name" \
+            >"$work/fetch.log" 2>&1; then
+            why="$name: $(grep -E '^E: Failed to fetch' "$work/fetch.log" | head -n 1 |
+                sed -E 's/^E: Failed to fetch [^ ]+ +//; s/ *\[IP:.*//' | tr -s ' ')"
+            [ "$why" != "$name: " ] || why="$name: $(grep -E '^E:' "$work/fetch.log" | head -n 1)"
+            return 1
+        fi
+        got=$(sha256_of "$work/get/$name")
+        if [ "$got" != "$sum" ] || [ "$(stat -c %s "$work/get/$name")" != "$size" ]; then
+            why="$name does not match the SHA256 and size the index publishes (refused)"
+            return 1
+        fi
+    done < <(awk -v n="$dsc" '$3 == n' "$work/cand/$id"; awk -v n="$dsc" '$3 != n' "$work/cand/$id")
+    fetched_dsc="$work/get/$dsc"
+}
+
+try_archive() {
+    update_indexes || return 1
+    local candidates version release pool id tried=()
+    candidates=$(list_candidates | order_candidates)
+    if [ -z "$candidates" ]; then
+        archive_failure="no $suite index names a $pkg source of version $want$(
+            grep -E '^(W|E): Failed to fetch' "$work/update.log" | head -n 1 | sed 's/^/ (/; s/$/)/')"
         return 1
     fi
-    local dsc
-    dsc="$work/get/${pkg}_$(noepoch "$version").dsc"
-    [ -f "$dsc" ] || { apt_failure="apt-get source left no $(basename "$dsc")"; return 1; }
-    local name
-    while read -r _ _ name; do
-        cp "$work/get/$name" "$dest/" || { apt_failure="cannot copy $name to $dest"; return 1; }
-    done < <(dsc_files "$dsc")
-    cp "$dsc" "$dest/" || { apt_failure="cannot copy the .dsc to $dest"; return 1; }
-    log "$pkg $version from the $suite archive"
-    echo "$dest/$(basename "$dsc")"
+    while IFS=$'\t' read -r version release pool id; do
+        # The same file in two suites' indexes (one pool) is tried once.
+        [[ " ${tried[*]} " == *" $pool/$version "* ]] && continue
+        tried+=("$pool/$version")
+        if fetch_candidate "$version" "$pool" "$id"; then
+            local name
+            while read -r _ _ name; do
+                cp "$work/get/$name" "$dest/" || { archive_failure="cannot copy $name to $dest"; return 1; }
+            done <"$work/cand/$id"
+            log "$pkg $version from the $release index's pool (SHA256 verified against that index)"
+            echo "$dest/$(basename "$fetched_dsc")"
+            return 0
+        fi
+        log "$pkg $version ($release): $why"
+        attempts+="${attempts:+; }$version ($release): $why"
+    done <<<"$candidates"
+    archive_failure="no revision the $suite indexes name could be had: $attempts"
+    return 1
 }
 
 try_fallback() {
@@ -102,7 +219,7 @@ try_fallback() {
         [ -f "$f" ] || continue
         v=$(sed -n 's/^Version: //p' "$f" | head -n 1)
         [ -n "$v" ] && fits "$v" || continue
-        if [[ "$want" == *-* ]] && [ "$(noepoch "$v")" = "$(noepoch "$want")" ]; then best=$v; best_dsc=$f; break; fi
+        if is_exact "$v"; then best=$v; best_dsc=$f; break; fi
         if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; best_dsc=$f; fi
     done
     if [ -z "$best" ]; then
@@ -119,8 +236,8 @@ try_fallback() {
             fallback_failure="$name is not listed in $fallback/SHA256SUMS"
             return 1
         fi
-        if [ ! -f "$fallback/$name" ] || [ "$(sha256sum <"$fallback/$name" | cut -d' ' -f1)" != "$sum" ]; then
-            fallback_failure="$fallback/$name is missing or does not match SHA256SUMS"
+        if [ ! -f "$fallback/$name" ] || [ "$(sha256_of "$fallback/$name")" != "$sum" ]; then
+            fallback_failure="$fallback/$name is missing or does not match SHA256SUMS (refused)"
             return 1
         fi
     done
@@ -131,9 +248,14 @@ try_fallback() {
     echo "$dest/$(basename "$best_dsc")"
 }
 
-apt_failure="" fallback_failure=""
-try_apt && exit 0
-log "$apt_failure; trying $fallback"
+archive_failure="" fallback_failure="" attempts=""
+try_archive && exit 0
+log "archive: $archive_failure"
+if [ ! -d "$fallback" ]; then
+    log "unavailable: Debian's archive gave no $pkg $want source (${attempts:-$archive_failure}), and there is no fallback folder $fallback"
+    exit 3
+fi
+log "trying $fallback"
 try_fallback && exit 0
-log "cannot get the $pkg source package ($want): apt: $apt_failure; fallback: $fallback_failure"
+log "cannot get the $pkg source package ($want): archive: $archive_failure; fallback: $fallback_failure"
 exit 1

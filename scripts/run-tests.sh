@@ -9,8 +9,14 @@
 # per server NAME (scripts/servers.sh names them: redis-7.0 is the system's, the others are built in
 # build/servers/), each time with REDIS_SERVER and REDIS_CLI set to that server's binaries and its
 # directory first in PATH, so whatever starts a redis-server or runs redis-cli gets that one. Before the
-# closing line comes one "NAME: N passed, N failed" line per server, after "once: ..." for the programs
-# run once. Without --servers all run once, with the server the environment gives (REDIS_SERVER or PATH).
+# closing line comes one line per server, after "once: ..." for the programs run once: "NAME: N passed,
+# N failed" for a server tested, "NAME: skipped: REASON" for one scripts/servers.sh skipped because its
+# source package could not be had (allowed only without the fallback folder: see scripts/servers.sh); a
+# skipped server counts no failure, and SERVERS, as the programs see it, lists only the servers tested
+# (tests/crossversion.c takes its servers from it). The programs of RL_CROSS_SERVER_PROGRAMS (set by
+# mk/servers.mk), run once, compare redis-7.0 with the newer servers: they run only when a server other
+# than redis-7.0 is tested, and say "not run" otherwise. Without --servers all run once, with the server
+# the environment gives (REDIS_SERVER or PATH).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 servers=""
@@ -29,6 +35,7 @@ done
 total_pass=0
 total_fail=0
 broken=()
+declare -A server_line=()  # NAME -> its summary line
 # run_one LABEL PROGRAM: run it, print its FAIL lines (or its last 40 lines if it broke) and one line with
 # its summary; sets run_pass and run_fail (a program that broke counts at least one failure).
 run_one() {
@@ -54,9 +61,30 @@ run_one() {
     total_fail=$((total_fail + run_fail))
 }
 
+# Which servers are tested and which were skipped (and why), before anything runs.
 summaries=()
+tested=()
+for name in $servers; do
+    reason=$("$here/servers.sh" skipped "$name" 2>/dev/null) || reason=""
+    dir=$("$here/servers.sh" bindir "$name" 2>/dev/null) || dir=""
+    if [ -n "$reason" ] && { [ -z "$dir" ] || [ ! -x "$dir/redis-server" ]; }; then
+        server_line[$name]="$name: skipped: $reason"
+        echo "${server_line[$name]}"
+    else
+        tested+=("$name")
+    fi
+done
+# (A blank, not an empty, SERVERS when none is tested: tests/crossversion.c reads an empty one as "all".)
+[ -z "$servers" ] || export SERVERS="${tested[*]:- }"
+
+newer_tested=0
+for name in "${tested[@]}"; do [ "$name" = redis-7.0 ] || newer_tested=1; done
 pass=0 fail=0
 for t in "${once[@]}"; do
+    if [ -n "$servers" ] && [ "$newer_tested" -eq 0 ] && [[ " ${RL_CROSS_SERVER_PROGRAMS:-} " == *" $t "* ]]; then
+        echo "$t: not run: no server newer than redis-7.0 is tested"
+        continue
+    fi
     run_one "" "$t"
     pass=$((pass + run_pass)) fail=$((fail + run_fail))
 done
@@ -68,13 +96,13 @@ if [ -z "$servers" ]; then
 fi
 summaries+=("once: $pass passed, $fail failed")
 
-for name in $servers; do
+for name in "${tested[@]}"; do
     pass=0 fail=0
     if ! dir=$("$here/servers.sh" bindir "$name") || [ ! -x "$dir/redis-server" ] || [ ! -x "$dir/redis-cli" ]; then
         echo "$name: no redis-server and redis-cli${dir:+ in $dir} (scripts/servers.sh build $name)"
         broken+=("$name (not built)")
         total_fail=$((total_fail + 1))
-        summaries+=("$name: 0 passed, 1 failed (not built)")
+        server_line[$name]="$name: 0 passed, 1 failed (not built)"
         continue
     fi
     echo "== $name: $dir/redis-server ($("$dir/redis-server" --version))"
@@ -82,8 +110,9 @@ for name in $servers; do
         REDIS_SERVER=$dir/redis-server REDIS_CLI=$dir/redis-cli PATH=$dir:$PATH run_one "$name " "$t"
         pass=$((pass + run_pass)) fail=$((fail + run_fail))
     done
-    summaries+=("$name: $pass passed, $fail failed")
+    server_line[$name]="$name: $pass passed, $fail failed"
 done
+for name in $servers; do summaries+=("${server_line[$name]}"); done
 
 if [ ${#broken[@]} -gt 0 ]; then
     echo "broken: ${broken[*]}"

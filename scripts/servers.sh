@@ -3,13 +3,21 @@
 # bookworm's 7.0) and newer ones built here from Debian trixie's source packages, each into
 # build/servers/<name>/ (bin/redis-server, bin/redis-cli; Valkey installs its redis-* names too). The
 # system's redis-server and apt configuration are never touched: the sources come through
-# scripts/debian-source.sh (apt with its own source list and directories, else ../shared/debian-src/).
+# scripts/debian-source.sh (Debian's archive through apt, else ../shared/debian-src/).
 #
 #   scripts/servers.sh build [NAME...]   build each NAME (default: all) unless build/servers/NAME's
 #                                        redis-server already reports that version; redis-7.0 is only
 #                                        checked (it is the system's)
 #   scripts/servers.sh bindir NAME       the directory holding NAME's redis-server and redis-cli
+#   scripts/servers.sh skipped NAME      why NAME was skipped by the last build, if it was and may be
 #   scripts/servers.sh names             every NAME, one a line
+#
+# A newer server is skipped, not failed, only when its source package cannot be had at all (Debian's
+# archive serves no revision its indexes name, and there is no fallback folder: a user's clone), so that
+# `make test` tests what can be had; the reason is kept in build/servers/.skipped/NAME for
+# scripts/run-tests.sh's summary. Where the fallback folder exists (CI: the clone sits beside shared/),
+# or with RL_REQUIRE_SERVERS=1, every server is mandatory and one that cannot be built fails the build.
+# RL_SERVERS_DIR puts the servers somewhere else than build/servers (the tests use it).
 #
 # Built with MALLOC=libc: with the bundled jemalloc valgrind sees almost no allocation (it cannot follow
 # a statically linked allocator), and tests/integration_leaks.c would check nothing. Unpacked with
@@ -17,7 +25,8 @@
 # and dpkg-dev (dpkg-source): scripts/deps.sh installs them.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-root=$repo/build/servers
+root=${RL_SERVERS_DIR:-$repo/build/servers}
+skips=$root/.skipped
 
 # name: Debian source package, upstream series, suite. redis-7.0 is the system's redis-server.
 declare -A pkg=([redis-8.0]=redis [valkey-8.1]=valkey)
@@ -44,9 +53,21 @@ bindir() {
 reported() { "$1" --version 2>/dev/null | sed -nE 's/.* v=([0-9][0-9.]*).*/\1/p'; }
 fits() { [ "$2" = "${series[$1]}" ] || [[ "$2" == "${series[$1]}".* ]]; }
 
+# May a server whose source cannot be had be skipped? Only without a fallback folder and unless told not to.
+may_skip() {
+    [ "${RL_REQUIRE_SERVERS:-0}" != 1 ] && [ ! -d "$("$repo/scripts/debian-source.sh" --fallback-dir)" ]
+}
+# skipped NAME: the reason the last build skipped NAME, if it did and skipping is allowed now.
+skipped() {
+    known "$1"
+    [ -f "$skips/$1" ] && may_skip || return 0
+    cat "$skips/$1"
+}
+
 build_one() {
     local name=$1 out=$root/$1 have
     known "$name"
+    rm -f "$skips/$name"
     if [ "$name" = redis-7.0 ]; then
         local bin
         bin=$(bindir "$name")/redis-server
@@ -64,9 +85,23 @@ build_one() {
     local start=$SECONDS src=$root/.src/$name
     rm -rf "$src" "$out.tmp"
     mkdir -p "$src"
-    local dsc
-    dsc=$("$repo/scripts/debian-source.sh" "${suite[$name]}" "${pkg[$name]}" "${series[$name]}" "$src/pkg") ||
-        die "$name: could not get Debian's ${pkg[$name]} ${series[$name]} source package (see above)"
+    local dsc rc=0
+    dsc=$("$repo/scripts/debian-source.sh" "${suite[$name]}" "${pkg[$name]}" "${series[$name]}" "$src/pkg" \
+        2>"$src/source.log") || rc=$?
+    cat "$src/source.log" >&2
+    if [ "$rc" -eq 3 ]; then
+        local reason
+        reason=$(sed -n 's/^debian-source: unavailable: //p' "$src/source.log" | tail -n 1)
+        [ "${RL_REQUIRE_SERVERS:-0}" != 1 ] ||
+            die "$name: the source package cannot be had and RL_REQUIRE_SERVERS=1 makes every server mandatory"
+        mkdir -p "$skips"
+        echo "${reason:-no ${pkg[$name]} ${series[$name]} source package}" >"$skips/$name"
+        rm -rf "$src"
+        rmdir "$root/.src" 2>/dev/null || true
+        say "$name: skipped: $(cat "$skips/$name")"
+        return
+    fi
+    [ "$rc" -eq 0 ] || die "$name: could not get Debian's ${pkg[$name]} ${series[$name]} source package (see above)"
     local version
     version=$(sed -n 's/^Version: //p' "$dsc" | head -n 1)
     command -v dpkg-source >/dev/null || die "dpkg-source is missing (package dpkg-dev; make deps)"
@@ -120,9 +155,13 @@ bindir)
     [ $# -eq 1 ] || die "usage: $0 bindir NAME"
     bindir "$1"
     ;;
+skipped)
+    [ $# -eq 1 ] || die "usage: $0 skipped NAME"
+    skipped "$1"
+    ;;
 names) printf '%s\n' "${names[@]}" ;;
 *)
-    echo "usage: $0 build [NAME...] | bindir NAME | names" >&2
+    echo "usage: $0 build [NAME...] | bindir NAME | skipped NAME | names" >&2
     exit 2
     ;;
 esac
