@@ -164,13 +164,14 @@ static inline void rl_tags_are_distinct(int tag) {
  * [NX | XX]): the first option not yet placed, with every later one that excludes each of the choice's
  * members. Redis copies what it is given, so the arguments live in a docs_arena only while a command is
  * registered. */
-#define DOCS_ARGS 256
+#define DOCS_ARGS 64
 #define DOCS_NAMES 64
 #define DOCS_NAME_LEN 48
 
 typedef struct docs_arena {
     RedisModuleCommandArg args[DOCS_ARGS];
     char names[DOCS_NAMES][DOCS_NAME_LEN];
+    char summary[192]; /* RL.ALL's spec */
     int nargs, nnames;
     int full; /* a table outgrew the arena: registration fails, at load */
 } docs_arena;
@@ -267,32 +268,28 @@ static RedisModuleCommandArg *docs_limiter(docs_arena *d, const rl_syntax *syn) 
     return args;
 }
 
-/* RL.ALL or RL.ALL_RO: numkeys, the keys, the call's options, then LIMIT spec, once or more: a choice of one
- * block per limiter (its kind as token, its numbers and the options a clause takes: its read-only form's
- * but ATMOST). */
+/* RL.ALL or RL.ALL_RO: numkeys, the keys, the call's options, then LIMIT spec, once or more. A spec is a
+ * string whose summary names the kinds: a clause is the read-only form of its kind's command less the key and
+ * ATMOST, whose COMMAND DOCS say it (a block per kind, with its choices, would nest deeper than the 7 levels
+ * of aggregates older hiredis readers accept, and make a hint wider than a terminal). */
 static RedisModuleCommandArg *docs_all(docs_arena *d, const rl_syntax *syn) {
-    RedisModuleCommandArg *args = docs_take(d, 4 + syn->noptions), *kinds = docs_take(d, RL_NLIMITERS + 1);
-    if (!args || !kinds) return NULL;
+    RedisModuleCommandArg *args = docs_take(d, 4 + syn->noptions);
+    if (!args) return NULL;
     args[0] = (RedisModuleCommandArg){.name = "numkeys", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1};
     args[1] = (RedisModuleCommandArg){
         .name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE};
     int n = 2 + docs_options(d, syn, 0, args + 2);
-    args[n] = (RedisModuleCommandArg){.name = "spec", .type = REDISMODULE_ARG_TYPE_ONEOF, .key_spec_index = -1,
-                                      .token = "LIMIT", .summary = "one per key, in the keys' order",
-                                      .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN,
-                                      .subargs = kinds};
-    for (int i = 0; i < RL_NLIMITERS; i++) {
-        const rl_limiter *lim = &rl_limiters[i];
-        const rl_syntax *clause = lim->syntax_ro;
-        RedisModuleCommandArg *parts = docs_take(d, 1 + clause->nparams + clause->noptions);
-        if (!parts) return NULL;
-        int used = docs_params(clause, parts);
-        docs_options(d, clause, RL_F_ATMOST, parts + used);
-        rl_option_spec kind = {.name = lim->kind};
-        const rl_option_spec *named = &kind;
-        kinds[i] = (RedisModuleCommandArg){.name = docs_name(d, &named, 1), .type = REDISMODULE_ARG_TYPE_BLOCK,
-                                           .key_spec_index = -1, .token = lim->kind, .subargs = parts};
+    size_t used = 0;
+    for (int i = 0; i < RL_NLIMITERS && used < sizeof d->summary; i++) {
+        const char *before = i == 0 ? "" : i == RL_NLIMITERS - 1 ? " or " : ", ";
+        used += (size_t)snprintf(d->summary + used, sizeof d->summary - used, "%s%s", before, rl_limiters[i].kind);
     }
+    if (used < sizeof d->summary)
+        snprintf(d->summary + used, sizeof d->summary - used,
+                 ", then the arguments of that command's read-only form after the key, but ATMOST; one per key");
+    args[n] = (RedisModuleCommandArg){.name = "spec", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1,
+                                      .token = "LIMIT", .summary = d->summary,
+                                      .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN};
     return args;
 }
 
