@@ -1,7 +1,6 @@
 """limit() and limit_all() against a real redis-server with the module: every command's typed result,
 DRYRUN and the _RO forms consume nothing, RL.ALL is all-or-nothing and its REFUND gives back to every
-limit, and the replies are exactly the
-documented values (docs/commands.md) at a frozen clock."""
+limit, and the replies are exactly the documented values (docs/commands.md) at a frozen clock."""
 
 import unittest
 
