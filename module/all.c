@@ -1,29 +1,31 @@
-/* all.c -- RL.ALL numkeys key [key ...] [COST n] [DRYRUN] LIMIT spec [LIMIT spec ...]: several limits in
- * one atomic call.
+/* all.c -- RL.ALL numkeys key [key ...] [COST n | REFUND n] [DRYRUN] [WAIT timeout_ms] LIMIT spec [LIMIT spec
+ * ...]: several limits in one atomic call; and RL.ALL_RO, its read-only form.
  *
- * Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW, SLIDINGLOG) and takes its command's
- * arguments after the key, with its own COST or else the call's; the i-th clause applies to the i-th key.
- * The request is admitted iff every limit admits it. It runs the same steps as every command (rl_module.h),
- * which is what makes it all or nothing: every limit is prepared (decided, nothing written), then either
- * every one is committed or none is. Redis wraps the effects one call replicates in MULTI/EXEC, so a replica
- * or the AOF never sees half of them.
+ * Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH) and takes its
+ * command's arguments after the key, with its own COST or else the call's; the i-th clause applies to the
+ * i-th key. The request is admitted iff every limit admits it. It runs the same steps as every command
+ * (rl_module.h), which is what makes it all or nothing: every limit is prepared (decided, nothing written),
+ * then either every one is committed or none is. Redis wraps the effects one call replicates in MULTI/EXEC,
+ * so a replica or the AOF never sees half of them.
  *
  * When the request is denied nothing is written, a sliding log does not log the attempt, and each
  * per-limit reply describes its limit as it stands: whether it alone would admit the request, what remains,
  * and when it alone would admit it. The call's retry_after_ms is then the largest of the denying limits'
- * (each only relaxes as time passes, so that is when every one admits), or -1 if one never can. */
+ * (each only relaxes as time passes, so that is when every one admits), or -1 if one never can.
+ *
+ * REFUND n before the first LIMIT makes the call give back instead of take: every limit gets its command's
+ * own REFUND (n, or the clause's REFUND m), which always admits, so every limit is committed or, on an
+ * error, none. A call either takes from every limit or gives back to every one: a clause's REFUND in a call
+ * that takes, or its COST in a call that gives back, is refused. ATMOST has no place here: all or nothing
+ * takes each limit's whole COST or none.
+ *
+ * RL.ALL_RO is RL.ALL with DRYRUN set, flagged readonly: it takes the same arguments but DRYRUN and WAIT.
+ * It never waits and writes nothing, so it never goes through wait.c. */
 #include <string.h>
 #include <strings.h>
 
 #include "clock.h"
 #include "rl_module.h"
-
-/* The call's own options, before the first LIMIT: COST and DRYRUN, as every command has them, and WAIT
- * (wait.c), whose timeout goes where the waiting commands put it. */
-static const rl_option_spec all_options[] = {{"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0},
-                                             {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0},
-                                             {"WAIT", RL_F_WAIT, RL_SLOT(params[RL_WAIT_PARAM]), 1, RL_MAX_PERIOD_MS, 0}};
-static const rl_syntax all_syntax = {"rl.all", 0, {{0}}, all_options, 3, 0, NULL, NULL, NULL};
 
 typedef struct all_call {
     int n;
@@ -54,6 +56,48 @@ static const rl_limiter *limiter_named(const char *s, size_t len) {
     return NULL;
 }
 
+/* 1 if syn takes the option of flag. */
+static int takes(const rl_syntax *syn, uint32_t flag) {
+    for (int i = 0; i < syn->noptions; i++)
+        if (syn->options[i].flag == flag) return !(flag & syn->excluded);
+    return 0;
+}
+
+#define NO_ATMOST "ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"
+
+/* How clause i's request takes its COST, or REFUND, from the whole call's. 0, or -1 with err. */
+static int clause_cost(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
+    if (req->flags & RL_F_ATMOST) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: " NO_ATMOST, i + 1);
+        return -1;
+    }
+    if (!(whole->flags & RL_F_REFUND)) {
+        if (req->flags & RL_F_REFUND) {
+            snprintf(err, RL_ERR_LEN,
+                     "ERR LIMIT %d: REFUND: needs REFUND n before the first LIMIT (a call gives back to every limit "
+                     "or takes from every one)",
+                     i + 1);
+            return -1;
+        }
+        if (!(req->flags & RL_F_COST)) req->cost = whole->cost;
+        return 0;
+    }
+    if (!takes(lim->syntax_ro, RL_F_REFUND)) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: REFUND: %s gives nothing back (%s has no REFUND)", i + 1, lim->kind,
+                 lim->syntax->name);
+        return -1;
+    }
+    if (req->flags & RL_F_COST) {
+        snprintf(err, RL_ERR_LEN,
+                 "ERR LIMIT %d: COST: cannot be combined with the call's REFUND (a clause gives back its own REFUND n)",
+                 i + 1);
+        return -1;
+    }
+    if (!(req->flags & RL_F_REFUND)) req->cost = whole->cost;
+    req->flags |= RL_F_REFUND;
+    return 0;
+}
+
 /* Parse clause i at args[*at]: LIMIT kind numbers [options]. Returns 0 or -1 with err. */
 static int parse_clause(all_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
                         const rl_request *whole, char err[RL_ERR_LEN]) {
@@ -67,7 +111,7 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
         return -1;
     }
     *at += 2;
-    /* A clause takes its command's arguments but DRYRUN and BLOCK: the read-only form's syntax. */
+    /* A clause takes its command's arguments but DRYRUN, BLOCK and WAIT: the read-only form's syntax. */
     const rl_syntax *syn = lim->syntax_ro;
     if (nargs - *at < syn->nparams) {
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: %s needs %d numbers", i + 1, lim->kind, syn->nparams);
@@ -86,27 +130,41 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
         return -1;
     }
     rl_request *req = &call->req[i];
-    if (req->flags & (RL_F_REFUND | RL_F_ATMOST)) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: REFUND and ATMOST are options of %s alone, not of RL.ALL", i + 1,
-                 lim->syntax->name);
-        return -1;
-    }
-    if (!(req->flags & RL_F_COST)) req->cost = whole->cost;
+    if (clause_cost(req, whole, lim, i, err) != 0) return -1;
     req->flags |= whole->flags & RL_F_DRYRUN;
     req->now_us = whole->now_us;
     call->lim[i] = lim;
     return 0;
 }
 
-/* Parse the arguments after numkeys and the keys into call and the call's own request (whole). Returns 0 or
- * -1 with err. */
-static int parse_all(all_call *call, rl_request *whole_out, int nargs, const char **args, const size_t *lens,
-                     char err[RL_ERR_LEN]) {
+/* A word before the first LIMIT that is not one of the call's options: named, with the options there are. */
+static int not_an_option(const rl_syntax *syn, const char *s, size_t len, char err[RL_ERR_LEN]) {
+    if (arg_is(s, len, "ATMOST")) {
+        snprintf(err, RL_ERR_LEN, "ERR " NO_ATMOST);
+        return -1;
+    }
+    char shown[40], known[64] = "";
+    rl_sanitize(shown, sizeof shown, s, len);
+    size_t used = 0;
+    for (int i = 0; i < syn->noptions && used < sizeof known; i++)
+        if (!(syn->options[i].flag & syn->excluded))
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", syn->options[i].name);
+    snprintf(err, RL_ERR_LEN, "ERR '%s': not an option of %s (before the first LIMIT: %s or LIMIT)", shown, syn->name,
+             known);
+    return -1;
+}
+
+/* Parse the arguments after numkeys and the keys with syn (RL.ALL's or RL.ALL_RO's) into call and the call's
+ * own request (whole). Returns 0 or -1 with err. */
+static int parse_all(const rl_syntax *syn, all_call *call, rl_request *whole_out, int nargs, const char **args,
+                     const size_t *lens, char err[RL_ERR_LEN]) {
     rl_request whole;
-    int at = rl_parse_clause(&all_syntax, nargs, args, lens, &whole, err);
+    int at = rl_parse_clause(syn, nargs, args, lens, &whole, err);
     if (at < 0) return -1;
-    *whole_out = whole;
+    if (at < nargs && !arg_is(args[at], lens[at], "LIMIT")) return not_an_option(syn, args[at], lens[at], err);
+    if (syn->excluded & RL_F_DRYRUN) whole.flags |= RL_F_DRYRUN; /* the read-only form */
     whole.now_us = rl_clock_now_us();
+    *whole_out = whole;
     for (int i = 0; i < call->n; i++)
         if (parse_clause(call, i, nargs, args, lens, &at, &whole, err) != 0) return -1;
     if (at < nargs) {
@@ -194,7 +252,8 @@ static void count_all(rl_counters *stats, const all_call *call, int allowed) {
 #define ALL_MAX_ARGS (RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 5)
 
 /* numkeys, the arguments, distinct keys: 0, or -1 with err (a NULL err: the wrong number of arguments). */
-static int parse_call(RedisModuleString **argv, int argc, all_call *call, rl_request *whole, char err[RL_ERR_LEN]) {
+static int parse_call(const rl_syntax *syn, RedisModuleString **argv, int argc, all_call *call, rl_request *whole,
+                      char err[RL_ERR_LEN]) {
     long long n;
     if (argc < 6) {
         err[0] = '\0';
@@ -212,7 +271,7 @@ static int parse_call(RedisModuleString **argv, int argc, all_call *call, rl_req
     const char *args[ALL_MAX_ARGS];
     size_t lens[ALL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[2 + n + i], &lens[i]);
-    if (parse_all(call, whole, nargs, args, lens, err) != 0 || same_keys(argv + 2, call->n, err)) return -1;
+    if (parse_all(syn, call, whole, nargs, args, lens, err) != 0 || same_keys(argv + 2, call->n, err)) return -1;
     return 0;
 }
 
@@ -251,7 +310,7 @@ void rl_all_decide(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, uint
                    rl_outcome *o) {
     all_call call;
     rl_request whole;
-    if (parse_call(argv, argc, &call, &whole, o->errbuf) != 0) { /* it parsed when it came */
+    if (parse_call(&rl_all_syntax, argv, argc, &call, &whole, o->errbuf) != 0) { /* it parsed when it came */
         if (!o->errbuf[0]) snprintf(o->errbuf, RL_ERR_LEN, "ERR wrong number of arguments for 'rl.all' command");
         o->error = o->errbuf;
         return;
@@ -260,22 +319,32 @@ void rl_all_decide(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, uint
     run_call(ctx, &call, argv + 2, stats, o);
 }
 
-int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+/* RL.ALL and RL.ALL_RO: parse with syn, then decide (through wait.c when it waits or others wait, unless it
+ * only looks: a read-only call neither waits nor serves waiters) and reply; counted in stats. */
+static int all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_syntax *syn,
+                       rl_counters *stats) {
     if (RedisModule_IsKeysPositionRequest(ctx)) return report_keys(ctx, argv, argc);
-    rl_counters *stats = &rl_stats[RL_STAT_ALL];
     stats->calls++;
     all_call call;
     rl_request whole;
     char err[RL_ERR_LEN];
-    if (parse_call(argv, argc, &call, &whole, err) != 0) {
+    if (parse_call(syn, argv, argc, &call, &whole, err) != 0) {
         stats->errors++;
         return err[0] ? RedisModule_ReplyWithError(ctx, err) : RedisModule_WrongArity(ctx);
     }
-    if ((whole.flags & RL_F_WAIT) || rl_waiters)
+    if (!(syn->excluded & RL_F_DRYRUN) && ((whole.flags & RL_F_WAIT) || rl_waiters))
         return rl_wait_call(ctx, NULL, argv, argc,
                             (whole.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? whole.params[RL_WAIT_PARAM] : 0,
                             whole.flags, argv + 2, call.n, stats);
     rl_outcome o;
     run_call(ctx, &call, argv + 2, stats, &o);
     return rl_send_outcome(ctx, &o);
+}
+
+int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return all_command(ctx, argv, argc, &rl_all_syntax, &rl_stats[RL_STAT_ALL]);
+}
+
+int rl_all_ro_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return all_command(ctx, argv, argc, &rl_all_syntax_ro, &rl_stats[RL_STAT_ALL_RO]);
 }

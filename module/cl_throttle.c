@@ -19,7 +19,10 @@
  * its effect, SET key <tat> PXAT <ms>, never as the command: replicas and AOF replays store the primary's
  * TAT whatever their clocks. It signals the key (WATCH) and fires the keyspace event "cl.throttle" in the
  * module class (d), as every RL.* command fires its name: the event names the command, whatever the
- * value's type (redis-cell fires none). */
+ * value's type (redis-cell fires none).
+ *
+ * INFO ratelimit counts its calls as every command's: admitted (allowed, a peek included) or denied by the
+ * answer, the quantity of the allowed requests that wrote, errors, and the keys it created. */
 #include "cl_throttle.h"
 #include "compat.h"
 
@@ -108,13 +111,34 @@ static int send_reply(RedisModuleCtx *ctx, const rl_gcra_ns_result *r) {
     return RedisModule_ReplyWithLongLong(ctx, r->reset_after_s);
 }
 
+/* Count an answered call: an error, or its verdict, and what an allowed write took and made. */
+static void count(const char *failed, const rl_gcra_ns_result *res, int64_t quantity, int created) {
+    rl_counters *stats = &rl_stats[RL_STAT_CL_THROTTLE];
+    if (failed) {
+        stats->errors++;
+        return;
+    }
+    stats->admitted += !res->limited;
+    stats->denied += res->limited != 0;
+    if (res->store) {
+        stats->units_admitted += quantity;
+        stats->keys_created += created;
+    }
+}
+
 static int cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    if (argc > 6) return RedisModule_WrongArity(ctx); /* Redis checks the minimum (arity -5) */
+    rl_stats[RL_STAT_CL_THROTTLE].calls++;
+    if (argc > 6) { /* Redis checks the minimum (arity -5) */
+        rl_stats[RL_STAT_CL_THROTTLE].errors++;
+        return RedisModule_WrongArity(ctx);
+    }
     rl_gcra_ns_args args;
     rl_gcra_ns_rate rate;
     char err[RL_ERR_LEN];
-    if (parse_args(argv, argc, &args, err) != 0 || rl_gcra_ns_rate_of(&args, &rate, err) != 0)
+    if (parse_args(argv, argc, &args, err) != 0 || rl_gcra_ns_rate_of(&args, &rate, err) != 0) {
+        rl_stats[RL_STAT_CL_THROTTLE].errors++;
         return RedisModule_ReplyWithError(ctx, err);
+    }
 
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     int has;
@@ -124,8 +148,10 @@ static int cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, in
     int64_t now_us = rl_clock_now_us();
     if (!failed && rl_gcra_ns_decide(&rate, args.quantity, (rl_i128)now_us * 1000, has, stored, &res) != 0)
         failed = "ERR the clock is past the last TAT 64 bits of nanoseconds can hold (the year 2554)";
+    int created = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY;
     if (!failed && res.store) write_tat(ctx, key, argv[1], now_us, res.tat_ns);
     RedisModule_CloseKey(key);
+    count(failed, &res, args.quantity, created);
     return failed ? RedisModule_ReplyWithError(ctx, failed) : send_reply(ctx, &res);
 }
 
@@ -172,5 +198,6 @@ int rl_cl_throttle_register(RedisModuleCtx *ctx, int enabled) {
                         "ratelimit: CL.THROTTLE is already a command (redis-cell loaded?): loading without ours");
         return REDISMODULE_OK;
     }
+    rl_cl_throttle_on = 1;
     return describe(ctx);
 }

@@ -156,29 +156,141 @@ static inline void rl_tags_are_distinct(int tag) {
 #define RL_SINCE "1.0.0"
 #define RL_SINCE_RO "1.1.0"
 
-/* COMMAND DOCS' arguments, from the syntax: the key, the numbers, then every option it takes (optional; a
- * flag is a pure token, an option with a value an integer (a double for a decimal) behind its token). Redis
- * copies them. */
-static void describe_args(const rl_syntax *syn, RedisModuleCommandArg *args) {
-    int n = 0;
-    args[n++] = (RedisModuleCommandArg){.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0};
+/* COMMAND DOCS' arguments, generated from the syntax tables, so that COMMAND DOCS and redis-cli's hints read
+ * as docs/commands.md's syntax lines: `key capacity refill_tokens refill_ms [COST n|REFUND n] [ATMOST] ...`.
+ * A number is an integer (a double for a decimal) named as the table names it; an option is optional, its
+ * token the option's name, its name the value's ("n", "timeout_ms") or, for a flag (a pure token), the
+ * option's in lower case. Options that exclude each other are one optional choice (a oneof, as SET's
+ * [NX | XX]): the first option not yet placed, with every later one that excludes each of the choice's
+ * members. Redis copies what it is given, so the arguments live in a docs_arena only while a command is
+ * registered. */
+#define DOCS_ARGS 64
+#define DOCS_NAMES 64
+#define DOCS_NAME_LEN 48
+
+typedef struct docs_arena {
+    RedisModuleCommandArg args[DOCS_ARGS];
+    char names[DOCS_NAMES][DOCS_NAME_LEN];
+    char summary[192]; /* RL.ALL's spec */
+    int nargs, nnames;
+    int full; /* a table outgrew the arena: registration fails, at load */
+} docs_arena;
+
+/* n zeroed arguments (the last one ends a list), or NULL when the arena is full. */
+static RedisModuleCommandArg *docs_take(docs_arena *d, int n) {
+    if (d->nargs + n > DOCS_ARGS) {
+        d->full = 1;
+        return NULL;
+    }
+    RedisModuleCommandArg *a = &d->args[d->nargs];
+    memset(a, 0, (size_t)n * sizeof *a);
+    d->nargs += n;
+    return a;
+}
+
+/* The lower-case names of options[0..n), joined by "_or_" ("cost_or_refund"), kept in the arena. */
+static const char *docs_name(docs_arena *d, const rl_option_spec *const *options, int n) {
+    if (d->nnames == DOCS_NAMES) {
+        d->full = 1;
+        return "?";
+    }
+    char *out = d->names[d->nnames++];
+    size_t used = 0;
+    for (int i = 0; i < n; i++)
+        for (const char *c = i ? "_or_" : "", *name = options[i]->name; *c || *name;) {
+            char ch = *c ? *c++ : *name++;
+            if (used + 1 < DOCS_NAME_LEN) out[used++] = (char)(ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
+        }
+    out[used] = '\0';
+    return out;
+}
+
+static RedisModuleCommandArg docs_option(docs_arena *d, const rl_option_spec *o, int flags) {
+    RedisModuleCommandArgType type = o->slot == RL_NO_VALUE        ? REDISMODULE_ARG_TYPE_PURE_TOKEN
+                                     : RL_SLOT_IS_DECIMAL(o->slot) ? REDISMODULE_ARG_TYPE_DOUBLE
+                                                                   : REDISMODULE_ARG_TYPE_INTEGER;
+    const char *name = o->slot == RL_NO_VALUE ? docs_name(d, &o, 1) : o->value;
+    return (RedisModuleCommandArg){.name = name, .type = type, .key_spec_index = -1, .token = o->name, .flags = flags};
+}
+
+static int exclusive(const rl_option_spec *a, const rl_option_spec *b) {
+    return (a->conflicts & b->flag) && (b->conflicts & a->flag);
+}
+
+/* The numbers of syn at out. Returns how many. */
+static int docs_params(const rl_syntax *syn, RedisModuleCommandArg *out) {
     for (int i = 0; i < syn->nparams; i++)
-        args[n++] = (RedisModuleCommandArg){
+        out[i] = (RedisModuleCommandArg){
             .name = syn->params[i].name,
             .type = syn->params[i].kind == RL_DECIMAL ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER,
             .key_spec_index = -1};
+    return syn->nparams;
+}
+
+/* The options syn takes, but those of `skip`, at out (room for one per option): single options and choices.
+ * Returns how many arguments. */
+static int docs_options(docs_arena *d, const rl_syntax *syn, uint32_t skip, RedisModuleCommandArg *out) {
+    uint32_t placed = skip | syn->excluded;
+    int n = 0;
     for (int i = 0; i < syn->noptions; i++) {
-        const rl_option_spec *o = &syn->options[i];
-        if (o->flag & syn->excluded) continue;
-        int value = o->slot != RL_NO_VALUE;
-        RedisModuleCommandArgType number = RL_SLOT_IS_DECIMAL(o->slot) ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER;
-        args[n++] = (RedisModuleCommandArg){.name = o->name,
-                                            .type = value ? number : REDISMODULE_ARG_TYPE_PURE_TOKEN,
-                                            .key_spec_index = -1,
-                                            .token = o->name,
-                                            .flags = REDISMODULE_CMD_ARG_OPTIONAL};
+        if (syn->options[i].flag & placed) continue;
+        const rl_option_spec *members[RL_MAX_ARGS];
+        int m = 0;
+        for (int j = i; j < syn->noptions && m < RL_MAX_ARGS; j++) {
+            const rl_option_spec *o = &syn->options[j];
+            int excludes_all = !(o->flag & placed);
+            for (int k = 0; k < m && excludes_all; k++) excludes_all = exclusive(members[k], o);
+            if (!excludes_all) continue;
+            members[m++] = o;
+            placed |= o->flag;
+        }
+        if (m == 1) {
+            out[n++] = docs_option(d, members[0], REDISMODULE_CMD_ARG_OPTIONAL);
+            continue;
+        }
+        RedisModuleCommandArg *choice = docs_take(d, m + 1);
+        if (!choice) return n;
+        for (int k = 0; k < m; k++) choice[k] = docs_option(d, members[k], 0);
+        out[n++] = (RedisModuleCommandArg){.name = docs_name(d, members, m), .type = REDISMODULE_ARG_TYPE_ONEOF,
+                                           .key_spec_index = -1, .flags = REDISMODULE_CMD_ARG_OPTIONAL,
+                                           .subargs = choice};
     }
-    args[n] = (RedisModuleCommandArg){0};
+    return n;
+}
+
+/* A limiter's command or read-only form: key, numbers, options. */
+static RedisModuleCommandArg *docs_limiter(docs_arena *d, const rl_syntax *syn) {
+    RedisModuleCommandArg *args = docs_take(d, 2 + syn->nparams + syn->noptions);
+    if (!args) return NULL;
+    args[0] = (RedisModuleCommandArg){.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0};
+    int n = 1 + docs_params(syn, args + 1);
+    docs_options(d, syn, 0, args + n);
+    return args;
+}
+
+/* RL.ALL or RL.ALL_RO: numkeys, the keys, the call's options, then LIMIT spec, once or more. A spec is a
+ * string whose summary names the kinds: a clause is the read-only form of its kind's command less the key and
+ * ATMOST, whose COMMAND DOCS say it (a block per kind, with its choices, would nest deeper than the 7 levels
+ * of aggregates older hiredis readers accept, and make a hint wider than a terminal). */
+static RedisModuleCommandArg *docs_all(docs_arena *d, const rl_syntax *syn) {
+    RedisModuleCommandArg *args = docs_take(d, 4 + syn->noptions);
+    if (!args) return NULL;
+    args[0] = (RedisModuleCommandArg){.name = "numkeys", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1};
+    args[1] = (RedisModuleCommandArg){
+        .name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE};
+    int n = 2 + docs_options(d, syn, 0, args + 2);
+    size_t used = 0;
+    for (int i = 0; i < RL_NLIMITERS && used < sizeof d->summary; i++) {
+        const char *before = i == 0 ? "" : i == RL_NLIMITERS - 1 ? " or " : ", ";
+        used += (size_t)snprintf(d->summary + used, sizeof d->summary - used, "%s%s", before, rl_limiters[i].kind);
+    }
+    if (used < sizeof d->summary)
+        snprintf(d->summary + used, sizeof d->summary - used,
+                 ", then the arguments of that command's read-only form after the key, but ATMOST; one per key");
+    args[n] = (RedisModuleCommandArg){.name = "spec", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1,
+                                      .token = "LIMIT", .summary = d->summary,
+                                      .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN};
+    return args;
 }
 
 /* Where a command's keys are: one at argument 1, every argument from 1 on, or numkeys at 1 and the keys
@@ -234,27 +346,26 @@ static int register_command(RedisModuleCtx *ctx, const command_def *def) {
 
 /* A limiter's command or read-only form, described from its syntax. */
 static int register_limiter_command(RedisModuleCtx *ctx, const rl_syntax *syn, RedisModuleCmdFunc fn,
-                                    const char *flags, uint64_t key_flags, const char *since) {
-    RedisModuleCommandArg args[2 + RL_MAX_PARAMS + RL_MAX_ARGS];
-    describe_args(syn, args);
-    command_def def = {syn->name, fn, flags, -(2 + syn->nparams), KEY_AT_1, key_flags, since, syn->summary,
+                                    const char *flags, uint64_t key_flags) {
+    docs_arena docs = {0};
+    RedisModuleCommandArg *args = docs_limiter(&docs, syn);
+    if (!args || docs.full) return REDISMODULE_ERR;
+    command_def def = {syn->name, fn, flags, -(2 + syn->nparams), KEY_AT_1, key_flags, syn->since, syn->summary,
                        syn->complexity, args};
     return register_command(ctx, &def);
 }
 
-#define OPTIONAL_ARG(argname, argtype, argtoken) \
-    {.name = argname, .type = argtype, .key_spec_index = -1, .token = argtoken, .flags = REDISMODULE_CMD_ARG_OPTIONAL}
-
-static RedisModuleCommandArg all_args[] = {
-    {.name = "numkeys", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
-    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
-    OPTIONAL_ARG("COST", REDISMODULE_ARG_TYPE_INTEGER, "COST"),
-    OPTIONAL_ARG("DRYRUN", REDISMODULE_ARG_TYPE_PURE_TOKEN, "DRYRUN"),
-    OPTIONAL_ARG("WAIT", REDISMODULE_ARG_TYPE_INTEGER, "WAIT"),
-    {.name = "spec", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1, .token = "LIMIT",
-     .summary = "TOKEN|LEAKY|WINDOW|SLIDINGLOG|SMOOTH and that command's arguments after the key, one per key",
-     .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN},
-    {0}};
+/* RL.ALL or RL.ALL_RO, described from its syntax and its clauses'. RL.ALL may hold a sliding log, hence not
+ * fast. */
+static int register_all(RedisModuleCtx *ctx, const rl_syntax *syn, RedisModuleCmdFunc fn, const char *flags,
+                        uint64_t key_flags) {
+    docs_arena docs = {0};
+    RedisModuleCommandArg *args = docs_all(&docs, syn);
+    if (!args || docs.full) return REDISMODULE_ERR;
+    command_def def = {syn->name, fn, flags, -6, KEYS_COUNTED, key_flags, syn->since, syn->summary, syn->complexity,
+                       args};
+    return register_command(ctx, &def);
+}
 
 static RedisModuleCommandArg reset_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
@@ -265,17 +376,15 @@ int rl_commands_register(RedisModuleCtx *ctx) {
     const uint64_t read = REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS;
     for (int i = 0; i < RL_NLIMITERS; i++) {
         const rl_limiter *lim = &rl_limiters[i];
-        if (register_limiter_command(ctx, lim->syntax, lim->command, lim->steps->flags, update, lim->syntax->since) !=
-                REDISMODULE_OK ||
-            register_limiter_command(ctx, lim->syntax_ro, lim->command_ro, lim->steps->flags_ro, read, lim->syntax_ro->since) !=
-                REDISMODULE_OK)
+        if (register_limiter_command(ctx, lim->syntax, lim->command, lim->steps->flags, update) != REDISMODULE_OK ||
+            register_limiter_command(ctx, lim->syntax_ro, lim->command_ro, lim->steps->flags_ro, read) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
-    /* RL.ALL may hold a sliding log, hence not fast; RL.RESET may delete one. */
+    if (register_all(ctx, &rl_all_syntax, rl_all_command, "write deny-oom getkeys-api", update) != REDISMODULE_OK ||
+        register_all(ctx, &rl_all_syntax_ro, rl_all_ro_command, "readonly getkeys-api", read) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    /* RL.RESET may delete a sliding log. */
     const command_def others[] = {
-        {"rl.all", rl_all_command, "write deny-oom getkeys-api", -6, KEYS_COUNTED, update, RL_SINCE_RO,
-         "Checks several limits on several keys at once, and consumes from all of them or none.",
-         "O(N) in the number of limits, each as its own command", all_args},
         {"rl.reset", rl_reset_command, "write", -2, KEYS_FROM_1, REDISMODULE_CMD_KEY_RM | REDISMODULE_CMD_KEY_DELETE,
          RL_SINCE_RO, "Deletes limiter keys, answering how many held a limiter.",
          "O(N) in the keys, plus O(M) for a sliding log of M entries", reset_args},

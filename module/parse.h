@@ -50,7 +50,9 @@ typedef struct rl_option_spec {
     uint32_t flag;       /* RL_F_* bit set when the option is present (each option has its own bit) */
     int slot;            /* RL_SLOT(field) the value is stored in, or RL_NO_VALUE */
     int64_t min, max;    /* range of the value, for options that take one */
-    uint32_t conflicts;  /* flags this option cannot be combined with */
+    uint32_t conflicts;  /* flags this option cannot be combined with (both ways: each lists the other) */
+    const char *value;   /* COMMAND DOCS: the value's name in docs/commands.md ("n", "timeout_ms"); NULL for a
+                          * flag */
 } rl_option_spec;
 
 /* Every RL.* command that parses: its name (for errors), its numbers, its options, the options of that

@@ -3,7 +3,7 @@
  * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's)
  * and answers how many it deleted; a missing key counts 0. It checks every key before deleting any, so a
  * key of another type answers WRONGTYPE and nothing is deleted. Each deletion is replicated as DEL and
- * fires Redis's usual `del` event, as DEL would. */
+ * fires Redis's usual `del` event, as DEL would. INFO counts its calls, its errors and the keys it deleted. */
 #include "rl_module.h"
 
 static int holds_limiter(RedisModuleKey *key) {
@@ -13,12 +13,20 @@ static int holds_limiter(RedisModuleKey *key) {
 }
 
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    if (argc < 2) return RedisModule_WrongArity(ctx);
+    rl_counters *stats = &rl_stats[RL_STAT_RESET];
+    stats->calls++;
+    if (argc < 2) {
+        stats->errors++;
+        return RedisModule_WrongArity(ctx);
+    }
     for (int i = 1; i < argc; i++) {
         RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[i], REDISMODULE_READ);
         int ok = holds_limiter(key);
         RedisModule_CloseKey(key);
-        if (!ok) return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+        if (!ok) {
+            stats->errors++;
+            return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+        }
     }
     long long deleted = 0;
     for (int i = 1; i < argc; i++) {
@@ -32,5 +40,6 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         }
         RedisModule_CloseKey(key);
     }
+    stats->keys_deleted += deleted;
     return RedisModule_ReplyWithLongLong(ctx, deleted);
 }

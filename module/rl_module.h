@@ -85,6 +85,7 @@ void rl_commit(RedisModuleCtx *ctx, rl_pending *p);
 
 /* all.c, reset.c */
 int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_all_ro_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* store_cell.c, store_log.c */
@@ -122,13 +123,19 @@ int rl_effects_state(void);
 int rl_effects_register(RedisModuleCtx *ctx);
 
 /* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its
- * read-only form next, RL.ALL last. */
+ * read-only form next, then RL.ALL, RL.ALL_RO, CL.THROTTLE and RL.RESET. keys_deleted is RL.RESET's alone,
+ * which has no verdict, units or keys created. */
 typedef struct rl_counters {
-    long long calls, admitted, denied, units_admitted, errors, keys_created;
+    long long calls, admitted, denied, units_admitted, errors, keys_created, keys_deleted;
 } rl_counters;
 #define RL_STAT_ALL (2 * RL_NLIMITERS)
-#define RL_NSTATS (RL_STAT_ALL + 1)
+#define RL_STAT_ALL_RO (RL_STAT_ALL + 1)
+#define RL_STAT_CL_THROTTLE (RL_STAT_ALL + 2)
+#define RL_STAT_RESET (RL_STAT_ALL + 3)
+#define RL_NSTATS (RL_STAT_ALL + 4)
 extern rl_counters rl_stats[RL_NSTATS];
+/* CL.THROTTLE is registered (cl_throttle.c): INFO shows its counters only then. */
+extern int rl_cl_throttle_on;
 extern long long rl_clients_waiting;
 int rl_stats_register(RedisModuleCtx *ctx);
 /* Count a call that was decided (and committed when it changed its key); command.c. */

@@ -1,21 +1,26 @@
 /* stats.c -- the module's INFO section: how many calls each command took, admitted, denied, with how many
- * units, how many failed, how many limiter keys they created, and how many clients wait on BLOCK now.
+ * units, how many failed, how many limiter keys they created (RL.RESET: deleted), and how many clients wait
+ * now (WAIT, and held BLOCK replies).
  *
  * `INFO ratelimit` (and `INFO everything`, `INFO modules`) shows one numeric field per counter,
  * "ratelimit_<command>_<counter>:<n>" (Redis prefixes a module's fields with its name), so exporters that
- * scrape INFO read them as they are. Counting costs a few increments of a static array on the hot path.
- * Redis 7.0 tells a module nothing of CONFIG RESETSTAT, so the counters run from the module's load. */
+ * scrape INFO read them as they are. Every command has the same six counters but RL.RESET, which decides
+ * nothing and so has calls, errors and keys_deleted; CL.THROTTLE's are shown only while it is registered.
+ * Counting costs a few increments of a static array on the hot path. Redis 7.0 tells a module nothing of
+ * CONFIG RESETSTAT, so the counters run from the module's load. */
 #include <stdio.h>
 
 #include "rl_module.h"
 
 rl_counters rl_stats[RL_NSTATS];
 long long rl_clients_waiting;
+int rl_cl_throttle_on;
 
-/* "token", "token_ro", ..., "all": the counters' names, in rl_stat_index order. */
+/* "token", "token_ro", ..., "all", "all_ro", "cl_throttle", "reset": the counters' names, in rl_stats order. */
 static void stat_name(int i, char *out, size_t n) {
-    if (i == RL_STAT_ALL) {
-        snprintf(out, n, "all");
+    static const char *const others[] = {"all", "all_ro", "cl_throttle", "reset"};
+    if (i >= RL_STAT_ALL) {
+        snprintf(out, n, "%s", others[i - RL_STAT_ALL]);
         return;
     }
     const char *command = rl_limiters[i / 2].syntax->name + 3; /* past "rl." */
@@ -34,10 +39,16 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
     RedisModule_InfoAddFieldLongLong(ctx, "clients_waiting", rl_clients_waiting);
     RedisModule_InfoAddFieldLongLong(ctx, "effects_replicated", rl_effects_state()); /* effects.c */
     for (int i = 0; i < RL_NSTATS; i++) {
+        if (i == RL_STAT_CL_THROTTLE && !rl_cl_throttle_on) continue;
         char command[32];
         stat_name(i, command, sizeof command);
         const rl_counters *c = &rl_stats[i];
         add_field(ctx, command, "calls", c->calls);
+        if (i == RL_STAT_RESET) {
+            add_field(ctx, command, "errors", c->errors);
+            add_field(ctx, command, "keys_deleted", c->keys_deleted);
+            continue;
+        }
         add_field(ctx, command, "admitted", c->admitted);
         add_field(ctx, command, "denied", c->denied);
         add_field(ctx, command, "units_admitted", c->units_admitted);

@@ -1,33 +1,38 @@
 /* syntax.c -- the numbers and options of every limiter's command: <id>_PARAMS, <id>_OPTIONS and <id>_DOCS
  * (COMMAND DOCS' summary and complexity) for each row of the list (limiters.h), from which rl_syntaxes and
- * the read-only forms' rl_syntaxes_ro are generated; a row without them does not compile.
+ * the read-only forms' rl_syntaxes_ro are generated; a row without them does not compile. RL.ALL's own
+ * options (before its first LIMIT) are here too.
  *
- * Each option has its own flag bit; an option with a value names the request field it fills. FIXED and
- * SLIDING exclude each other. */
+ * Each option has its own flag bit; an option with a value names the request field it fills, and the
+ * value's name in docs/commands.md ("COST n"), which COMMAND DOCS and redis-cli's hints show. Options that
+ * exclude each other list each other in their conflicts (the parser then refuses either order), and COMMAND
+ * DOCS shows them as one choice (`[COST n | REFUND n]`, command.c): so a table lists its options in the
+ * order of the command's syntax line in docs/commands.md, the members of a choice next to each other. */
 #include "limiters.h"
 
 #define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define OPT_VALUE(name, flag, field, min, max) {name, flag, RL_SLOT(field), min, max, 0}
-#define OPT_VALUE_X(name, flag, field, min, max, conflicts) {name, flag, RL_SLOT(field), min, max, conflicts}
-#define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts}
-#define OPT_COST(max) OPT_VALUE_X("COST", RL_F_COST, cost, 0, max, RL_F_REFUND)
+#define OPT_VALUE(name, value, flag, field, min, max) {name, flag, RL_SLOT(field), min, max, 0, value}
+#define OPT_VALUE_X(name, value, flag, field, min, max, conflicts) {name, flag, RL_SLOT(field), min, max, conflicts, value}
+#define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts, NULL}
+#define OPT_COST(max) OPT_VALUE_X("COST", "n", RL_F_COST, cost, 0, max, RL_F_REFUND)
 /* REFUND n gives back n units: it fills the cost slot (the algorithm reads it as a refund), so it takes the
  * place of COST, and admits nothing partially nor holds a reply or waits. Its range is its command's COST
  * range. */
 #define OPT_REFUND_UPTO(max) \
-    OPT_VALUE_X("REFUND", RL_F_REFUND, cost, 0, max, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK | RL_F_WAIT)
+    OPT_VALUE_X("REFUND", "n", RL_F_REFUND, cost, 0, max, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK | RL_F_WAIT)
 #define OPT_REFUND OPT_REFUND_UPTO(RL_MAX_COUNT)
 /* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
 #define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
 /* WAIT timeout_ms: a denied request waits server-side for its turn (module/wait.c); a refund never waits. */
-#define OPT_WAIT OPT_VALUE_X("WAIT", RL_F_WAIT, params[RL_WAIT_PARAM], 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
+#define OPT_WAIT \
+    OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, params[RL_WAIT_PARAM], 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
 
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0}
 
-static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0),
-                                               OPT_REFUND, OPT_ATMOST, OPT_WAIT};
+static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_ATMOST,
+                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0), OPT_DRYRUN, OPT_WAIT};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
 #define TOKEN_SINCE "1.0.0" /* COMMAND DOCS: the version that brought the command, and its _RO form */
@@ -35,9 +40,9 @@ static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
 #define TOKEN_DOCS "Takes tokens from a token bucket, or reports how many it holds.", "O(1)"
 
 /* NODELAY admits at once, so there is no wait for BLOCK to hold. */
-static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN,
+static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND,
                                                OPT_FLAG("NODELAY", RL_F_NODELAY, RL_F_BLOCK),
-                                               OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND), OPT_REFUND};
+                                               OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND), OPT_DRYRUN};
 #define LEAKY_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")}
 #define LEAKY_OPTIONS leaky_options
 #define LEAKY_SINCE "1.0.0"
@@ -47,13 +52,13 @@ static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRU
 /* The modes exclude each other: FIXED, SLIDING (the default) and SUBWINDOWS n. */
 static const rl_option_spec window_options[] = {
     OPT_COST(RL_MAX_COUNT),
-    OPT_DRYRUN,
-    OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING | RL_F_SUBWINDOWS),
-    OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED | RL_F_SUBWINDOWS),
-    OPT_VALUE_X("SUBWINDOWS", RL_F_SUBWINDOWS, params[2], RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS,
-                RL_F_FIXED | RL_F_SLIDING),
     OPT_REFUND,
     OPT_ATMOST,
+    OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING | RL_F_SUBWINDOWS),
+    OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED | RL_F_SUBWINDOWS),
+    OPT_VALUE_X("SUBWINDOWS", "n", RL_F_SUBWINDOWS, params[2], RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS,
+                RL_F_FIXED | RL_F_SLIDING),
+    OPT_DRYRUN,
     OPT_WAIT};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
@@ -68,8 +73,8 @@ static const rl_option_spec window_options[] = {
  * give back at most one unit more; and every count of the command keeps one bound. (The log has no ATMOST
  * or BLOCK, so of REFUND's conflicts only COST applies; MINGAP has no say in a refund.) */
 static const rl_option_spec slidinglog_options[] = {
-    OPT_COST(RL_SLOG_MAX_LIMIT), OPT_DRYRUN, OPT_VALUE("MINGAP", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS),
-    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT)};
+    OPT_VALUE("MINGAP", "ms", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS), OPT_COST(RL_SLOG_MAX_LIMIT),
+    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_DRYRUN};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_SINCE "1.0.0"
@@ -83,13 +88,13 @@ static const rl_option_spec slidinglog_options[] = {
  * refused by the algorithm's validate), and share a slot. COST starts at 1, as Guava refuses 0 permits; no
  * REFUND or ATMOST (a reservation is granted whole). The values go to the request fields smooth.h names. */
 /* A decimal option: its value and bounds in millionths (parse.h). */
-#define OPT_DECIMAL(name, flag, field, min, max) {name, flag, RL_SLOT_DECIMAL(field), min, max, 0}
+#define OPT_DECIMAL(name, value, flag, field, min, max) {name, flag, RL_SLOT_DECIMAL(field), min, max, 0, value}
 static const rl_option_spec smooth_options[] = {
-    OPT_VALUE_X("WARMUP", RL_F_WARMUP, params[1], 1, RL_MAX_PERIOD_MS, RL_F_MAXBURST),
-    OPT_DECIMAL("COLDFACTOR", RL_F_COLDFACTOR, params[2], RL_SMOOTH_MIN_COLD_FACTOR, RL_SMOOTH_MAX_COLD_FACTOR),
-    OPT_VALUE_X("MAXBURST", RL_F_MAXBURST, params[1], 0, RL_MAX_PERIOD_MS, RL_F_WARMUP),
-    OPT_VALUE("COST", RL_F_COST, cost, 1, RL_MAX_COUNT),
-    OPT_VALUE("MAXWAIT", RL_F_MAXWAIT, params[3], 0, RL_SMOOTH_MAX_CHARGE_MS),
+    OPT_VALUE_X("WARMUP", "warmup_ms", RL_F_WARMUP, params[1], 1, RL_MAX_PERIOD_MS, RL_F_MAXBURST),
+    OPT_VALUE_X("MAXBURST", "burst_ms", RL_F_MAXBURST, params[1], 0, RL_MAX_PERIOD_MS, RL_F_WARMUP),
+    OPT_DECIMAL("COLDFACTOR", "f", RL_F_COLDFACTOR, params[2], RL_SMOOTH_MIN_COLD_FACTOR, RL_SMOOTH_MAX_COLD_FACTOR),
+    OPT_VALUE("COST", "n", RL_F_COST, cost, 1, RL_MAX_COUNT),
+    OPT_VALUE("MAXWAIT", "ms", RL_F_MAXWAIT, params[3], 0, RL_SMOOTH_MAX_CHARGE_MS),
     OPT_DRYRUN,
     OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
 #define SMOOTH_PARAMS \
@@ -112,3 +117,14 @@ const rl_syntax rl_syntaxes[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_ROW)};
                      "Answers what " command " DRYRUN answers: the reply the request would get, writing nothing.", \
                      COMPLEXITY_OF(id##_DOCS), id##_SINCE_RO},
 const rl_syntax rl_syntaxes_ro[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_RO_ROW)};
+
+/* RL.ALL's own options, before its first LIMIT (all.c): COST n or REFUND n for every limit (a clause's own
+ * replaces it), DRYRUN, and WAIT (wait.c), whose timeout goes where the waiting commands put it. Its read-only
+ * form takes them but DRYRUN (implied) and WAIT. Its clauses are parsed with each limiter's read-only syntax. */
+static const rl_option_spec all_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_DRYRUN, OPT_WAIT};
+const rl_syntax rl_all_syntax = {"rl.all", 0, {{0}}, all_options, NOPTS(all_options), 0,
+                                 "Checks several limits on several keys at once, and consumes from all of them or none.",
+                                 "O(N) in the number of limits, each as its own command", "1.1.0"};
+const rl_syntax rl_all_syntax_ro = {"rl.all_ro", 0, {{0}}, all_options, NOPTS(all_options), RL_RO_EXCLUDED,
+                                    "Answers what RL.ALL DRYRUN answers: the reply the request would get, writing nothing.",
+                                    "O(N) in the number of limits, each as its own command", "1.2.0"};

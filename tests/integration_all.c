@@ -7,7 +7,14 @@
  * as it stands: whether it alone would admit, what remains (its COST 0 reply), and a retry_after_ms that is
  * exactly the first ms at which the same RL.ALL is admitted. Then racing clients (no limit ever admits more
  * than its budget), replication (a replica ends equal), the RESP3 shape, bad input, and RL.RESET; then REFUND
- * and ATMOST on the single-key commands: exact replies, the seventh field `granted`, replication. */
+ * and ATMOST on the single-key commands: exact replies, the seventh field `granted`, replication.
+ *
+ * RL.ALL's own REFUND is checked the same way, in the traces: a step that gives back (REFUND n for the
+ * call, some clauses their own REFUND m) must answer, per limit, what the single-key command's REFUND
+ * answers on the twin key, and leave every key equal to its twin; a refund right after an admission undoes
+ * it; it replicates as one unit; it is refused, changing nothing, with a SMOOTH clause, a clause's COST, or
+ * a clause's REFUND in a call that takes. RL.ALL_RO answers exactly what RL.ALL DRYRUN answers at every
+ * step, writing nothing. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,15 +64,16 @@ static void random_limit(limit *l) {
     }
 }
 
-/* The RL.ALL line over keys "<set>:<trace>:<i>". cost_i < 0: no clause COST. */
-static void all_line(char *out, size_t n, const char *set, int trace, const limit *ls, int nl, const long long *cost,
-                     long long global, const char *extra) {
-    size_t used = (size_t)snprintf(out, n, "RL.ALL %d", nl);
+/* The line of command (RL.ALL, RL.ALL_RO) over keys "<set>:<trace>:<i>", taking (word COST) or giving back
+ * (word REFUND) global for every limit, or its own cost_i (< 0: none). */
+static void all_line(char *out, size_t n, const char *command, const char *word, const char *set, int trace,
+                     const limit *ls, int nl, const long long *cost, long long global, const char *extra) {
+    size_t used = (size_t)snprintf(out, n, "%s %d", command, nl);
     for (int i = 0; i < nl; i++) used += (size_t)snprintf(out + used, n - used, " {t%d}%s:%d", trace, set, i);
-    used += (size_t)snprintf(out + used, n - used, " COST %lld%s", global, extra);
+    used += (size_t)snprintf(out + used, n - used, " %s %lld%s", word, global, extra);
     for (int i = 0; i < nl; i++) {
         used += (size_t)snprintf(out + used, n - used, " LIMIT %s %s", ls[i].kind, ls[i].args);
-        if (cost[i] >= 0) used += (size_t)snprintf(out + used, n - used, " COST %lld", cost[i]);
+        if (cost[i] >= 0) used += (size_t)snprintf(out + used, n - used, " %s %lld", word, cost[i]);
     }
 }
 
@@ -109,19 +117,62 @@ static int same_value(const char *ka, const char *kb) {
     return same;
 }
 
-static long long mismatches, steps_admitted, steps_denied, retry_probes;
+static long long mismatches, steps_admitted, steps_denied, steps_refunded, retry_probes;
 
 static void mismatch(const char *what, const char *line, int i) {
     if (mismatches++ < 5) fprintf(stderr, "     %s (limit %d): %s\n", what, i, line);
 }
 
-/* One step: RL.ALL on set A, the reference on set B, then every comparison. */
+static int same_all(const all_result *a, const all_result *b, int nl) {
+    int ok = a->ok && b->ok && a->allowed == b->allowed && a->retry == b->retry && a->reset == b->reset;
+    for (int i = 0; ok && i < nl; i++) ok = same(&a->limits[i], &b->limits[i]);
+    return ok;
+}
+
+/* RL.ALL_RO answers what RL.ALL DRYRUN answers (word: COST or REFUND). */
+static void ro_is_dryrun(const char *word, int trace, const limit *ls, int nl, const long long *cost, long long global) {
+    char ro[1024], dry[1100];
+    all_line(ro, sizeof ro, "RL.ALL_RO", word, "a", trace, ls, nl, cost, global, "");
+    all_line(dry, sizeof dry, "RL.ALL", word, "a", trace, ls, nl, cost, global, " DRYRUN");
+    all_result r = run_all(ro, nl), d = run_all(dry, nl);
+    if (!same_all(&r, &d, nl)) mismatch("RL.ALL_RO differs from RL.ALL DRYRUN", ro, -1);
+}
+
+/* A step that gives back: RL.ALL REFUND on set A, each single command's REFUND on set B. */
+static void refund_step(int trace, const limit *ls, int nl, const long long *cost, long long global) {
+    char line[1024];
+    all_line(line, sizeof line, "RL.ALL", "REFUND", "a", trace, ls, nl, cost, global, "");
+    all_result a = run_all(line, nl);
+    if (!CHECK(a.ok)) return;
+    if (a.allowed != 1 || a.retry != -1) mismatch("a refund is not admitted", line, -1);
+    long long reset = 0;
+    for (int i = 0; i < nl; i++) {
+        long long k = cost[i] >= 0 ? cost[i] : global;
+        rl_result real = rl(c, "%s {t%d}b:%d %s REFUND %lld", ls[i].command, trace, i, ls[i].args, k);
+        if (!same(&a.limits[i], &real)) mismatch("refund reply differs from the single command's", line, i);
+        if (a.limits[i].reset_after_ms > reset) reset = a.limits[i].reset_after_ms;
+        char ka[64], kb[64];
+        snprintf(ka, sizeof ka, "{t%d}a:%d", trace, i);
+        snprintf(kb, sizeof kb, "{t%d}b:%d", trace, i);
+        if (!same_value(ka, kb)) mismatch("keys differ from the reference's after a refund", line, i);
+    }
+    if (a.reset != reset) mismatch("reset_after_ms is not the largest", line, -1);
+    steps_refunded++;
+}
+
+/* One step: RL.ALL on set A, the reference on set B, then every comparison. One step in five gives back. */
 static void step(int trace, const limit *ls, int nl, long long now) {
     long long cost[MAX_LIMITS], global = rng_range(0, 3);
     for (int i = 0; i < nl; i++) cost[i] = rng() % 3 ? -1 : rng_range(0, 4);
-    char line[1024];
-    all_line(line, sizeof line, "a", trace, ls, nl, cost, global, "");
+    int refund = rng() % 5 == 0;
     clock_set(now);
+    ro_is_dryrun(refund ? "REFUND" : "COST", trace, ls, nl, cost, global);
+    if (refund) {
+        refund_step(trace, ls, nl, cost, global);
+        return;
+    }
+    char line[1024];
+    all_line(line, sizeof line, "RL.ALL", "COST", "a", trace, ls, nl, cost, global, "");
     all_result a = run_all(line, nl);
     if (!CHECK(a.ok)) return;
 
@@ -169,7 +220,7 @@ static void step(int trace, const limit *ls, int nl, long long now) {
     /* retry_after_ms: the same call (DRYRUN) is admitted exactly then, and not 1 ms before. */
     if (a.retry < 0) return;
     char dry_line[1100];
-    all_line(dry_line, sizeof dry_line, "a", trace, ls, nl, cost, global, " DRYRUN");
+    all_line(dry_line, sizeof dry_line, "RL.ALL", "COST", "a", trace, ls, nl, cost, global, " DRYRUN");
     retry_probes++;
     clock_set(now + a.retry - 1);
     all_result before = run_all(dry_line, nl);
@@ -191,8 +242,10 @@ static void test_traces(void) {
         }
     }
     CHECK_EQ(mismatches, 0);
-    printf("traces: %lld calls admitted, %lld denied, %lld retries probed\n", steps_admitted, steps_denied, retry_probes);
-    CHECK(steps_admitted > 200 && steps_denied > 200 && retry_probes > 100); /* both paths, well exercised */
+    printf("traces: %lld calls admitted, %lld denied, %lld refunds, %lld retries probed\n", steps_admitted, steps_denied,
+           steps_refunded, retry_probes);
+    /* every path, well exercised */
+    CHECK(steps_admitted > 200 && steps_denied > 200 && steps_refunded > 150 && retry_probes > 100);
 }
 
 /* --- atomicity, racing clients ------------------------------------------------------------------- */
@@ -298,8 +351,8 @@ static void test_aof_unit(void) {
 }
 
 /* Random RL.ALL argument vectors from words that mean something to it (and some that do not): every answer
- * is an error starting with "ERR " or "WRONGTYPE" that changes no key, or a well-formed reply; the server
- * keeps answering. */
+ * is an error starting with "ERR " or "WRONGTYPE" that changes no key, or a well-formed reply (one of
+ * RL.ALL_RO's changes no key either); the server keeps answering. */
 static void test_random_vectors(void) {
     static const char *const words[] = {"LIMIT", "limit", "TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "SMOOTH", "0.5", "COST", "DRYRUN", "MAXWAIT", "WARMUP",
                                         "INTERVAL", "NODELAY", "BLOCK", "FIXED", "SLIDING", "MINGAP", "REFUND",
@@ -315,11 +368,12 @@ static void test_random_vectors(void) {
         const char *argv[40];
         size_t lens[40];
         int argc = 0;
-        argv[argc++] = "RL.ALL";
+        int ro = rng() % 4 == 0;
+        argv[argc++] = ro ? "RL.ALL_RO" : "RL.ALL";
         /* A well-shaped call (numkeys, keys, LIMIT clauses of a kind and small numbers), then in half of
          * them one word replaced by any word, and in a few some words appended. */
         static const char *const kinds[] = {"TOKEN 5 1 1000", "LEAKY 5 1 1000", "WINDOW 5 1000", "SLIDINGLOG 5 1000",
-                                            "WINDOW 5 1000 FIXED", "TOKEN 5 1 1000 COST 2"};
+                                            "WINDOW 5 1000 FIXED", "TOKEN 5 1 1000 COST 2", "WINDOW 5 1000 REFUND 2"};
         int k = (int)rng_range(1, 2);
         static char clause_words[2][64];
         argv[argc++] = k == 1 ? "1" : "2";
@@ -327,7 +381,7 @@ static void test_random_vectors(void) {
         if (k == 2) argv[argc++] = "{v}k2";
         for (int i = 0; i < k; i++) {
             argv[argc++] = "LIMIT";
-            snprintf(clause_words[i], sizeof clause_words[i], "%s", kinds[rng() % 6]);
+            snprintf(clause_words[i], sizeof clause_words[i], "%s", kinds[rng() % 7]);
             argc += split_words(clause_words[i], argv + argc, lens + argc, 6);
         }
         if (rng() % 2) argv[1 + rng() % (uint64_t)(argc - 1)] = words[rng() % (uint64_t)nwords];
@@ -346,7 +400,8 @@ static void test_random_vectors(void) {
                  same_value("{v}k1", "{v}was1") && same_value("{v}k2", "{v}was2");
         } else {
             replies++;
-            ok = x->type == REDIS_REPLY_ARRAY && x->elements >= 4 && x->element[0]->type == REDIS_REPLY_INTEGER;
+            ok = x->type == REDIS_REPLY_ARRAY && x->elements >= 4 && x->element[0]->type == REDIS_REPLY_INTEGER &&
+                 (!ro || (same_value("{v}k1", "{v}was1") && same_value("{v}k2", "{v}was2")));
         }
         if (!ok && bad++ < 3) fprintf(stderr, "     vector %d -> %s\n", v, x->type == REDIS_REPLY_ERROR ? x->str : "(reply)");
         freeReplyObject(x);
@@ -389,7 +444,35 @@ static void test_bad_input(void) {
         {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1 1000 DRYRUN", "ERR LIMIT 1: 'DRYRUN' is not an option of TOKEN"},
         {"RL.ALL 1 {x}tok LIMIT LEAKY 5 1 1000 BLOCK", "ERR LIMIT 1: 'BLOCK' is not an option of LEAKY"},
         {"RL.ALL 1 {x}tok COST -1 LIMIT TOKEN 5 1 1000", "ERR COST: must be an integer between 0 and 1000000000000"},
-        {"RL.ALL 1 {x}tok FOO LIMIT TOKEN 5 1 1000", "ERR LIMIT 1: expected LIMIT kind ... for key 1 (one LIMIT per key)"},
+        {"RL.ALL 1 {x}tok FOO LIMIT TOKEN 5 1 1000",
+         "ERR 'FOO': not an option of rl.all (before the first LIMIT: COST, REFUND, DRYRUN, WAIT or LIMIT)"},
+        {"RL.ALL 1 {x}tok COST 2 ATMOST LIMIT TOKEN 5 1 1000",
+         "ERR ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"},
+        {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1 1000 COST 2 ATMOST",
+         "ERR LIMIT 1: ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"},
+        /* REFUND: the whole call gives back, or it takes; never a mix, never a limiter without refunds. */
+        {"RL.ALL 2 {x}n {x}tok LIMIT WINDOW 5 1000 LIMIT TOKEN 5 1 1000 REFUND 2",
+         "ERR LIMIT 2: REFUND: needs REFUND n before the first LIMIT (a call gives back to every limit or takes from every one)"},
+        {"RL.ALL 2 {x}n {x}tok REFUND 1 LIMIT WINDOW 5 1000 LIMIT TOKEN 5 1 1000 COST 2",
+         "ERR LIMIT 2: COST: cannot be combined with the call's REFUND (a clause gives back its own REFUND n)"},
+        {"RL.ALL 2 {x}tok {x}n REFUND 1 LIMIT TOKEN 5 1 1000 LIMIT SMOOTH 5",
+         "ERR LIMIT 2: REFUND: SMOOTH gives nothing back (rl.smooth has no REFUND)"},
+        {"RL.ALL 1 {x}tok REFUND 1 COST 1 LIMIT TOKEN 5 1 1000", "ERR COST: cannot be combined with REFUND"},
+        {"RL.ALL 1 {x}tok COST 1 REFUND 1 LIMIT TOKEN 5 1 1000", "ERR REFUND: cannot be combined with COST"},
+        {"RL.ALL 1 {x}tok REFUND 1 WAIT 100 LIMIT TOKEN 5 1 1000", "ERR WAIT: cannot be combined with REFUND"},
+        {"RL.ALL 1 {x}tok REFUND -1 LIMIT TOKEN 5 1 1000", "ERR REFUND: must be an integer between 0 and 1000000000000"},
+        {"RL.ALL 1 {x}tok REFUND LIMIT TOKEN 5 1 1000", "ERR REFUND: must be an integer between 0 and 1000000000000"},
+        {"RL.ALL 1 {x}tok REFUND 1 LIMIT TOKEN 5 1 1000 REFUND 1 REFUND 1", "ERR LIMIT 1: REFUND: given more than once"},
+        {"RL.ALL 2 {x}tok {x}str REFUND 1 LIMIT TOKEN 5 1 1000 LIMIT WINDOW 5 1000",
+         "WRONGTYPE Operation against a key holding the wrong kind of value"},
+        /* The read-only form: neither DRYRUN (implied) nor WAIT. */
+        {"RL.ALL_RO 1 {x}tok DRYRUN LIMIT TOKEN 5 1 1000",
+         "ERR 'DRYRUN': not an option of rl.all_ro (before the first LIMIT: COST, REFUND or LIMIT)"},
+        {"RL.ALL_RO 1 {x}tok WAIT 100 LIMIT TOKEN 5 1 1000",
+         "ERR 'WAIT': not an option of rl.all_ro (before the first LIMIT: COST, REFUND or LIMIT)"},
+        {"RL.ALL_RO 1 {x}tok LIMIT LEAKY 5 1 1000 BLOCK", "ERR LIMIT 1: 'BLOCK' is not an option of LEAKY"},
+        {"RL.ALL_RO 1 {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000",
+         "ERR LIMIT: more LIMIT clauses than keys (numkeys is 1)"},
         {"RL.ALL 2 {x}tok {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000",
          "ERR key 2: the same key as key 1 (one limit per key)"},
         {"RL.ALL 1 {x}tok LIMIT TOKEN 2 1 1000000000000", "ERR LIMIT 1: capacity: capacity / refill_tokens * refill_ms must not "
@@ -502,6 +585,58 @@ static void test_refund_atmost(void) {
     server_stop(rep);
 }
 
+/* --- RL.ALL REFUND: one unit ------------------------------------------------------------------------------- */
+
+/* The keys of the example: a token bucket, a fixed window, a sliding window of sub-windows and a sliding log. */
+#define UNDO_KEYS "{u}t {u}w {u}s {u}l"
+#define UNDO_LIMITS "LIMIT TOKEN 10 1 1000 LIMIT WINDOW 5 60000 FIXED LIMIT WINDOW 6 60000 SUBWINDOWS 6 LIMIT SLIDINGLOG 4 1000"
+
+static void test_all_refund(void) {
+    clock_set(T0);
+    freeReplyObject(cmd(c, "DEL " UNDO_KEYS));
+    long long units = info_field(c, "ratelimit", "ratelimit_all_units_admitted");
+    long long admitted = info_field(c, "ratelimit", "ratelimit_all_admitted");
+    /* A request of 3 admitted by every limit, then given back as one unit at the same instant: every limit
+     * is as a COST 0 call would have left it, here idle, so no key is left. */
+    all_result took = run_all("RL.ALL 4 " UNDO_KEYS " COST 3 " UNDO_LIMITS, 4);
+    CHECK(took.ok && took.allowed == 1);
+    CHECK_EQ(cmd_int(c, "EXISTS " UNDO_KEYS), 4);
+    all_result back = run_all("RL.ALL 4 " UNDO_KEYS " REFUND 3 " UNDO_LIMITS, 4);
+    CHECK(back.ok && back.allowed == 1 && back.retry == -1 && back.reset == 0);
+    CHECK_RL(back.limits[0], 1, 10, 10, -1, 0, 0);
+    CHECK_RL(back.limits[1], 1, 5, 5, -1, 0, 0);
+    CHECK_RL(back.limits[2], 1, 6, 6, -1, 0, 0);
+    CHECK_RL(back.limits[3], 1, 4, 4, -1, 0, 0);
+    CHECK_EQ(cmd_int(c, "EXISTS " UNDO_KEYS), 0);
+    /* Counted as an admitted call that took no units. */
+    CHECK_EQ(info_field(c, "ratelimit", "ratelimit_all_units_admitted"), units + 12);
+    CHECK_EQ(info_field(c, "ratelimit", "ratelimit_all_admitted"), admitted + 2);
+
+    /* A clause's own REFUND replaces the call's; DRYRUN and RL.ALL_RO only report; a replica ends equal. */
+    server *rep = replica_start(srv);
+    redisContext *r = server_connect(rep);
+    freeReplyObject(cmd(c, "RL.ALL 2 {u}t {u}w COST 4 LIMIT TOKEN 10 1 1000 LIMIT WINDOW 5 60000 FIXED COST 5"));
+    const char *refund = "RL.ALL 2 {u}t {u}w REFUND 3 LIMIT TOKEN 10 1 1000 LIMIT WINDOW 5 60000 FIXED REFUND 2";
+    freeReplyObject(cmd(c, "COPY {u}t {u}t0"));
+    freeReplyObject(cmd(c, "COPY {u}w {u}w0"));
+    all_result dry = run_all("RL.ALL 2 {u}t {u}w REFUND 3 DRYRUN LIMIT TOKEN 10 1 1000 LIMIT WINDOW 5 60000 FIXED REFUND 2", 2);
+    all_result ro = run_all("RL.ALL_RO 2 {u}t {u}w REFUND 3 LIMIT TOKEN 10 1 1000 LIMIT WINDOW 5 60000 FIXED REFUND 2", 2);
+    CHECK(same_value("{u}t", "{u}t0") && same_value("{u}w", "{u}w0")); /* nothing written */
+    all_result real = run_all(refund, 2);
+    CHECK(same_all(&dry, &real, 2) && same_all(&ro, &real, 2));
+    CHECK_RL(real.limits[0], 1, 10, 9, -1, 1000, 0); /* 6 + 3 */
+    CHECK_RL(real.limits[1], 1, 5, 2, -1, 40000, 0); /* 5 - 2 counted; the window ends in 40 s */
+    redisReply *w = cmd(c, "WAIT 1 5000");
+    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
+    freeReplyObject(w);
+    CHECK(same_dump(c, r, "{u}t"));
+    CHECK(same_dump(c, r, "{u}w"));
+    CHECK_EQ(cmd_int(r, "EXISTS {u}t {u}w"), 2);
+    redisFree(r);
+    server_stop(rep);
+    freeReplyObject(cmd(c, "DEL " UNDO_KEYS " {u}t0 {u}w0"));
+}
+
 int main(void) {
     srv = server_start(NULL);
     c = server_connect(srv);
@@ -514,6 +649,7 @@ int main(void) {
     test_random_vectors();
     test_reset();
     test_refund_atmost();
+    test_all_refund();
     redisFree(c);
     server_stop(srv);
     return check_summary("integration_all");

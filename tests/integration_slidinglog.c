@@ -1328,7 +1328,8 @@ static void test_refund_effects(void) {
     CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events %s", ""));
     freeReplyObject(cmd(c, "DEL sl:rfd sl:rfd:mark"));
 
-    /* Errors: REFUND takes COST's place; the log's REFUND has COST's range; RL.ALL takes no REFUND. */
+    /* Errors: REFUND takes COST's place; the log's REFUND has COST's range; RL.ALL takes a clause's REFUND
+     * only in a call that gives back (REFUND before its first LIMIT). */
     static const struct {
         const char *line, *error;
     } bad[] = {
@@ -1341,7 +1342,8 @@ static void test_refund_effects(void) {
         {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 ATMOST", "ERR 'ATMOST': not an option of rl.slidinglog"},
         {"RL.SLIDINGLOG_RO sl:rfd 5 1000 COST 2 REFUND 1", "ERR REFUND: cannot be combined with COST"},
         {"RL.ALL 1 sl:rfd LIMIT SLIDINGLOG 5 1000 REFUND 1",
-         "ERR LIMIT 1: REFUND and ATMOST are options of rl.slidinglog alone, not of RL.ALL"},
+         "ERR LIMIT 1: REFUND: needs REFUND n before the first LIMIT (a call gives back to every limit or takes from "
+         "every one)"},
     };
     clock_set(t + 800);
     CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000 COST 2"), 1, 5, 3, -1, 1000);

@@ -1,7 +1,9 @@
 /* unit_parse.c -- the argument parser, table-driven: each row is the arguments after the key and either
  * the request they parse to or the exact error. Uses RL.WINDOW's shape (two numbers, FIXED/SLIDING
  * conflict) and RL.SLIDINGLOG's MINGAP, declared here as the module declares them. Then the clause parser
- * (how many arguments a clause uses) and the module's own tables (limiters.h). */
+ * (how many arguments a clause uses) and the module's own tables (limiters.h): what each parses, that
+ * options that exclude each other say so both ways (the parser refuses either order, and COMMAND DOCS shows
+ * them as one choice), and that every value has its name for COMMAND DOCS; RL.ALL's own options. */
 #include "../module/limiters.h"
 #include "check.h"
 
@@ -12,11 +14,11 @@
 #define T_MINGAP RL_F_ALG(2)
 
 static const rl_option_spec options[] = {
-    {"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0},
-    {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0},
-    {"FIXED", T_FIXED, RL_NO_VALUE, 0, 0, T_SLIDING},
-    {"SLIDING", T_SLIDING, RL_NO_VALUE, 0, 0, T_FIXED},
-    {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0},
+    {"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0, "n"},
+    {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0, NULL},
+    {"FIXED", T_FIXED, RL_NO_VALUE, 0, 0, T_SLIDING, NULL},
+    {"SLIDING", T_SLIDING, RL_NO_VALUE, 0, 0, T_FIXED, NULL},
+    {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0, "ms"},
 };
 static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT, 0}, {"window_ms", 1, RL_MAX_PERIOD_MS, 0}},
                                  options, 5, 0, NULL, NULL, NULL};
@@ -230,8 +232,55 @@ static void test_decimals(void) {
     CHECK_STR(err, "ERR COST: must be an integer between 1 and 1000000000000");
 }
 
+/* Every table of the module: a value's option names its value ("n"), a flag names none; exclusions are
+ * mutual; distinct options have distinct bits. */
+static void test_tables(void) {
+    const rl_syntax *tables[2 * RL_NLIMITERS + 2];
+    int n = 0;
+    for (int i = 0; i < RL_NLIMITERS; i++) {
+        tables[n++] = &rl_syntaxes[i];
+        tables[n++] = &rl_syntaxes_ro[i];
+    }
+    tables[n++] = &rl_all_syntax;
+    tables[n++] = &rl_all_syntax_ro;
+    for (int t = 0; t < n; t++) {
+        const rl_syntax *syn = tables[t];
+        CHECK(syn->summary && syn->complexity && syn->since);
+        for (int i = 0; i < syn->noptions; i++) {
+            const rl_option_spec *o = &syn->options[i];
+            if (!check_record((o->slot == RL_NO_VALUE) == (o->value == NULL), __FILE__, __LINE__, o->name)) continue;
+            for (int j = 0; j < syn->noptions; j++) {
+                const rl_option_spec *p = &syn->options[j];
+                if (j == i) continue;
+                CHECK(o->flag != p->flag);
+                if (!check_record(!(o->conflicts & p->flag) == !(p->conflicts & o->flag), __FILE__, __LINE__, o->name))
+                    fprintf(stderr, "     %s: %s and %s do not exclude each other both ways\n", syn->name, o->name,
+                            p->name);
+            }
+        }
+    }
+    /* RL.ALL's own options: COST n or REFUND n, DRYRUN, WAIT timeout_ms; its read-only form without DRYRUN
+     * and WAIT. */
+    const char *all[] = {"REFUND", "3", "DRYRUN"};
+    size_t all_lens[] = {6, 1, 6};
+    rl_request req;
+    char err[RL_ERR_LEN];
+    CHECK_EQ(rl_parse(&rl_all_syntax, 3, all, all_lens, &req, err), 0);
+    CHECK(req.cost == 3 && req.flags == (RL_F_REFUND | RL_F_DRYRUN));
+    CHECK_EQ(rl_parse(&rl_all_syntax_ro, 3, all, all_lens, &req, err), -1);
+    CHECK_STR(err, "ERR 'DRYRUN': not an option of rl.all_ro");
+    const char *wait[] = {"REFUND", "3", "WAIT", "10"};
+    size_t wait_lens[] = {6, 1, 4, 2};
+    CHECK_EQ(rl_parse(&rl_all_syntax, 4, wait, wait_lens, &req, err), -1);
+    CHECK_STR(err, "ERR WAIT: cannot be combined with REFUND");
+    CHECK_EQ(rl_parse_clause(&rl_all_syntax, 4, (const char *[]){"COST", "2", "LIMIT", "TOKEN"},
+                             (const size_t[]){4, 1, 5, 5}, &req, err),
+             2);
+}
+
 int main(void) {
     test_rows();
+    test_tables();
     test_decimals();
     test_clause();
     test_module_syntaxes();

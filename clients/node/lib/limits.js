@@ -44,29 +44,38 @@ function parseAll(reply) {
     limits: reply.slice(3).map(parseResult) };
 }
 
-function commandArgs(key, spec, { cost = 1, dryrun = false, readonly = false } = {}) {
-  const args = [`RL.${spec.kind}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags];
-  if (cost !== 1) args.push('COST', cost);
+// COST n (left out for the default 1), or REFUND n in its place.
+function weight(cost, refund) {
+  if (refund === undefined) return cost === 1 ? [] : ['COST', cost];
+  if (cost !== 1) throw new Error('cost and refund exclude each other: a call takes or gives back');
+  return ['REFUND', refund];
+}
+
+function commandArgs(key, spec, { cost = 1, dryrun = false, readonly = false, refund } = {}) {
+  const args = [`RL.${spec.kind}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags, ...weight(cost, refund)];
   if (dryrun && !readonly) args.push('DRYRUN');
   return args;
 }
 
-function allArgs(limits, { cost = 1, dryrun = false } = {}) {
-  const args = ['RL.ALL', limits.length, ...limits.map(([key]) => key)];
-  if (cost !== 1) args.push('COST', cost);
-  if (dryrun) args.push('DRYRUN');
+// RL.ALL (RL.ALL_RO with readonly) for [key, spec] pairs.
+function allArgs(limits, { cost = 1, dryrun = false, readonly = false, refund } = {}) {
+  const args = [readonly ? 'RL.ALL_RO' : 'RL.ALL', limits.length, ...limits.map(([key]) => key),
+    ...weight(cost, refund)];
+  if (dryrun && !readonly) args.push('DRYRUN');
   for (const [, spec] of limits) args.push('LIMIT', spec.kind, ...spec.params, ...spec.flags);
   return args;
 }
 
 // One limiter for `key`. dryrun looks without consuming; readonly uses the _RO command (the same
-// answer; runs on replicas and for read-only users).
+// answer; runs on replicas and for read-only users); refund: n gives back n units a failed request took.
 async function limit(redis, key, spec, opts = {}) {
   const [command, ...args] = commandArgs(key, spec, opts);
   return parseResult(await redis.call(command, ...args));
 }
 
 // Several [key, spec] limits in one atomic RL.ALL: admitted by all, or by none and nothing consumed.
+// readonly uses RL.ALL_RO (the DRYRUN answer); refund: n gives n back to every limit in one atomic write,
+// for a request RL.ALL admitted that failed downstream.
 async function limitAll(redis, limits, opts = {}) {
   const [command, ...args] = allArgs(limits, opts);
   return parseAll(await redis.call(command, ...args));

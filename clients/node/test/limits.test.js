@@ -1,5 +1,6 @@
 // limit() and limitAll() against a real redis-server with the module: each command's result, DRYRUN and
-// the _RO forms consume nothing, RL.ALL is all-or-nothing, replies are the documented values.
+// the _RO forms consume nothing, RL.ALL is all-or-nothing and its REFUND gives back to every limit,
+// replies are the documented values.
 'use strict';
 
 const { test, before, after, beforeEach } = require('node:test');
@@ -23,6 +24,11 @@ test('argument lists', () => {
   assert.deepEqual(commandArgs('k', slidingLog(2, 1000, { mingapMs: 100 })), ['RL.SLIDINGLOG', 'k', 2, 1000, 'MINGAP', 100]);
   assert.deepEqual(allArgs([['a', token(10, 1, 1000)], ['b', window(3, 60000)]], { cost: 2 }),
     ['RL.ALL', 2, 'a', 'b', 'COST', 2, 'LIMIT', 'TOKEN', 10, 1, 1000, 'LIMIT', 'WINDOW', 3, 60000, 'SLIDING']);
+  assert.deepEqual(allArgs([['a', token(10, 1, 1000)]], { refund: 3, readonly: true, dryrun: true }),
+    ['RL.ALL_RO', 1, 'a', 'REFUND', 3, 'LIMIT', 'TOKEN', 10, 1, 1000]);
+  assert.deepEqual(commandArgs('k', window(10, 60000), { refund: 2 }),
+    ['RL.WINDOW', 'k', 10, 60000, 'SLIDING', 'REFUND', 2]);
+  assert.throws(() => allArgs([['a', token(10, 1, 1000)]], { cost: 2, refund: 2 }));
 });
 
 test('RL.TOKEN', async () => {
@@ -69,4 +75,20 @@ test('RL.ALL is all or nothing', async () => {
   assert.equal(denied.allowed, false);
   assert.deepEqual(denied.limits.map((r) => r.allowed), [true, false]);
   assert.deepEqual((await limitAll(redis, limits, { cost: 0, dryrun: true })).limits.map((r) => r.remaining), [9, 2]);
+});
+
+test('RL.ALL REFUND gives back to every limit, RL.ALL_RO answers what DRYRUN answers', async () => {
+  const limits = [['{u}:s', token(10, 1, 1000)], ['{u}:h', window(3, 60000)]];
+  await limitAll(redis, limits, { cost: 2 });
+  for (const cost of [1, 2, 3]) {
+    assert.deepEqual(await limitAll(redis, limits, { cost, readonly: true }),
+      await limitAll(redis, limits, { cost, dryrun: true }));
+  }
+  assert.deepEqual((await limitAll(redis, limits, { readonly: true })).limits.map((r) => r.remaining), [7, 0]);
+  const back = await limitAll(redis, limits, { refund: 2 });
+  assert.deepEqual([back.allowed, back.retryAfterMs, back.resetAfterMs], [true, -1, 0]);
+  assert.deepEqual(back.limits.map((r) => r.remaining), [10, 3]);
+  assert.equal(await redis.exists('{u}:s', '{u}:h'), 0); // both idle again: no key
+  await limit(redis, 't', token(5, 1, 1000), { cost: 3 });
+  assert.equal((await limit(redis, 't', token(5, 1, 1000), { refund: 1 })).remaining, 3);
 });

@@ -121,37 +121,50 @@ def parse_all(reply) -> AllResult:
     return AllResult(allowed == 1, retry, reset, [parse_result(r) for r in reply[3:]])
 
 
-def command_args(key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False) -> List[object]:
+def _weight(cost: int, refund: Optional[int]) -> List[object]:
+    """COST n (left out for the default 1), or REFUND n in its place."""
+    if refund is None:
+        return [] if cost == 1 else ["COST", cost]
+    if cost != 1:
+        raise ValueError("cost and refund exclude each other: a call takes or gives back")
+    return ["REFUND", refund]
+
+
+def command_args(key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False,
+                 refund: Optional[int] = None) -> List[object]:
     """The argument list of one RL.* call (the command name first)."""
     name = spec.command + ("_RO" if readonly else "")
-    args = [name, key, *spec.params(), *spec.flags()]
-    if cost != 1:
-        args += ["COST", cost]
+    args = [name, key, *spec.params(), *spec.flags(), *_weight(cost, refund)]
     if dryrun and not readonly:
         args.append("DRYRUN")
     return args
 
 
-def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False) -> Result:
+def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False,
+          refund: Optional[int] = None) -> Result:
     """Run one limiter for `key` and return its Result. dryrun=True looks without consuming;
     readonly=True uses the command's _RO form (same answer as DRYRUN; runs on replicas and for
-    read-only users). `client` is a redis.Redis (or anything with execute_command)."""
-    return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly)))
+    read-only users); refund=n gives back n units a failed request took, in place of cost.
+    `client` is a redis.Redis (or anything with execute_command)."""
+    return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly, refund)))
 
 
-def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False) -> List[object]:
-    """The argument list of RL.ALL for (key, spec) pairs."""
-    args: List[object] = ["RL.ALL", len(limits), *(key for key, _ in limits)]
-    if cost != 1:
-        args += ["COST", cost]
-    if dryrun:
+def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False, readonly: bool = False,
+             refund: Optional[int] = None) -> List[object]:
+    """The argument list of RL.ALL (RL.ALL_RO with readonly=True) for (key, spec) pairs."""
+    args: List[object] = ["RL.ALL_RO" if readonly else "RL.ALL", len(limits), *(key for key, _ in limits)]
+    args += _weight(cost, refund)
+    if dryrun and not readonly:
         args.append("DRYRUN")
     for _, spec in limits:
         args += ["LIMIT", spec.command[3:], *spec.params(), *spec.flags()]
     return args
 
 
-def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False) -> AllResult:
+def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False,
+              readonly: bool = False, refund: Optional[int] = None) -> AllResult:
     """Check several (key, spec) limits in one atomic RL.ALL: admitted by all of them, or by none and
-    nothing consumed."""
-    return parse_all(client.execute_command(*all_args(limits, cost, dryrun)))
+    nothing consumed. readonly=True uses RL.ALL_RO (the DRYRUN answer, for replicas and read-only
+    users); refund=n gives n back to every limit in one atomic write, for a request that RL.ALL admitted
+    and that failed downstream."""
+    return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund)))

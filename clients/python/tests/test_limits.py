@@ -1,6 +1,6 @@
 """limit() and limit_all() against a real redis-server with the module: every command's typed result,
-DRYRUN and the _RO forms consume nothing, RL.ALL is all-or-nothing, and the replies are exactly the
-documented values (docs/commands.md) at a frozen clock."""
+DRYRUN and the _RO forms consume nothing, RL.ALL is all-or-nothing and its REFUND gives back to every
+limit, and the replies are exactly the documented values (docs/commands.md) at a frozen clock."""
 
 import unittest
 
@@ -25,6 +25,14 @@ class CommandArgs(unittest.TestCase):
         self.assertEqual(all_args([("a", Token(10, 1, 1000)), ("b", Window(3, 60000))], cost=2),
                          ["RL.ALL", 2, "a", "b", "COST", 2, "LIMIT", "TOKEN", 10, 1, 1000,
                           "LIMIT", "WINDOW", 3, 60000, "SLIDING"])
+        self.assertEqual(all_args([("a", Token(10, 1, 1000))], refund=3, readonly=True, dryrun=True),
+                         ["RL.ALL_RO", 1, "a", "REFUND", 3, "LIMIT", "TOKEN", 10, 1, 1000])
+
+    def test_refund(self):
+        self.assertEqual(command_args("k", Window(10, 60000), refund=2),
+                         ["RL.WINDOW", "k", 10, 60000, "SLIDING", "REFUND", 2])
+        with self.assertRaises(ValueError):
+            all_args([("a", Token(10, 1, 1000))], cost=2, refund=2)
 
     def test_resp3_map(self):
         reply = {b"allowed": 1, b"limit": 10, b"remaining": 9, b"retry_after_ms": -1,
@@ -84,6 +92,23 @@ class All(RedisCase):
         self.assertFalse(out.allowed)
         self.assertEqual([r.allowed for r in out.limits], [True, False])
         self.assertEqual(self.r.exists("{u}:s", "{u}:h"), 0)
+
+    def test_refund_gives_back_to_every_limit(self):
+        limit_all(self.r, self.LIMITS, cost=2)
+        self.assertEqual([r.remaining for r in limit_all(self.r, self.LIMITS, readonly=True).limits], [7, 0])
+        out = limit_all(self.r, self.LIMITS, refund=2)
+        self.assertEqual((out.allowed, out.retry_after_ms, out.reset_after_ms), (True, -1, 0))
+        self.assertEqual([r.remaining for r in out.limits], [10, 3])
+        self.assertEqual(self.r.exists("{u}:s", "{u}:h"), 0)  # both idle again: no key
+
+    def test_readonly_is_dryrun(self):
+        limit_all(self.r, self.LIMITS)
+        for cost in (1, 2, 3):
+            self.assertEqual(limit_all(self.r, self.LIMITS, cost=cost, readonly=True),
+                             limit_all(self.r, self.LIMITS, cost=cost, dryrun=True))
+        self.assertEqual(limit_all(self.r, self.LIMITS, readonly=True, refund=1),
+                         limit_all(self.r, self.LIMITS, dryrun=True, refund=1))
+        self.assertEqual(limit(self.r, "{u}:s", Token(10, 1, 1000), refund=1).remaining, 10)
 
 
 if __name__ == "__main__":
