@@ -2,7 +2,8 @@
  *
  * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's)
  * and answers how many it deleted; a missing key counts 0. It checks every key before deleting any, so a
- * key of another type answers WRONGTYPE and nothing is deleted. Each deletion is replicated as DEL and
+ * key of another type answers WRONGTYPE and nothing is deleted. Clients waiting (WAIT) on a deleted key
+ * are served at once: a forgotten limiter is a full one. Each deletion is replicated as DEL and
  * fires Redis's usual `del` event, as DEL would. INFO counts its calls, its errors and the keys it deleted. */
 #include "rl_module.h"
 
@@ -40,6 +41,7 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         }
         RedisModule_CloseKey(key);
     }
+    if (deleted) rl_wait_serve_keys(ctx, argv + 1, argc - 1); /* a forgotten limiter is a full one */
     stats->keys_deleted += deleted;
     return RedisModule_ReplyWithLongLong(ctx, deleted);
 }

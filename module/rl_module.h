@@ -182,6 +182,9 @@ int rl_can_block(RedisModuleCtx *ctx);
  * stats: the command's counters (its call is counted). */
 int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc, int64_t timeout_ms,
                  uint32_t flags, RedisModuleString **keys, int nkeys, rl_counters *stats);
+/* In a command on keys[0..nkeys) of the selected database: admit, in order, the waiters on them that fit
+ * (before a call on them is decided, and after budget came back: a refund, RL.RESET). */
+void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString **keys, int nkeys);
 /* The module's clock was set or moved (RL.CLOCK): serve every waiter that may now fit. */
 void rl_wait_clock_moved(RedisModuleCtx *ctx);
 /* BLOCK: block the client and send reply (admitted with wait_ms) after reply->wait_ms, its fields made true

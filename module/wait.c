@@ -498,11 +498,7 @@ int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString *
     int db = RedisModule_GetSelectedDb(ctx), queued = 0;
     uint32_t dryrun = flags & RL_F_DRYRUN; /* DRYRUN, or a read-only form: it writes nothing, serves no one */
     if (rl_waiters && !dryrun) { /* the waiters that fit go first */
-        for (int i = 0; i < nkeys; i++) {
-            queue *q = queue_find(db, keys[i], 0);
-            if (q) mark_dirty(q);
-        }
-        settle(ctx);
+        rl_wait_serve_keys(ctx, keys, nkeys);
         for (int i = 0; i < nkeys && !queued; i++) queued = queue_find(db, keys[i], 0) != NULL;
     }
     int can_wait = timeout_ms > 0 && rl_can_block(ctx);
@@ -516,6 +512,7 @@ int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString *
         return rl_send_outcome(ctx, &o);
     }
     decide(ctx, &(waiter){.lim = lim, .argv = argv, .argc = argc}, dryrun, -1, stats, &o);
+    if (queued && (flags & RL_F_REFUND) && !dryrun && !o.error) rl_wait_serve_keys(ctx, keys, nkeys); /* budget came back */
     if (can_wait && fits_in(&o, timeout_ms)) {
         stats->denied--; /* counted when it is answered */
         return enqueue(ctx, lim, argv, argc, timeout_ms, keys, nkeys, stats, o.retry_after_ms);
@@ -524,6 +521,16 @@ int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString *
         rl_can_block(ctx))
         return rl_hold_reply(ctx, lim, argv, argc, &o.replies[0]);
     return rl_send_outcome(ctx, &o);
+}
+
+void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString **keys, int nkeys) {
+    if (!rl_waiters) return;
+    int db = RedisModule_GetSelectedDb(ctx);
+    for (int i = 0; i < nkeys; i++) {
+        queue *q = queue_find(db, keys[i], 0);
+        if (q) mark_dirty(q);
+    }
+    settle(ctx);
 }
 
 void rl_wait_clock_moved(RedisModuleCtx *ctx) {

@@ -7,6 +7,7 @@
  *   2. timeouts: a request that cannot fit within its timeout is answered at once; one that waits longer
  *      than its timeout gets the denial of that moment; WAIT 0 is an error, WAIT with REFUND too, the _RO
  *      forms take no WAIT; MULTI and Lua answer at once;
+ *      budget that comes back (a refund, RL.ALL's REFUND, RL.RESET) admits the waiters that fit at once;
  *   3. CLIENT UNBLOCK (the denial of that moment) and CLIENT UNBLOCK ERROR (-UNBLOCKED); a waiter that
  *      disconnects leaves nothing, and the one behind it is served;
  *   4. exactness: 50 clients waiting on one token bucket and one fixed window while the clock steps: each
@@ -186,6 +187,28 @@ static void test_timeouts(void) {
     r = rl(c, "RL.TOKEN wt:t 1 1 1000 WAIT 60000 DRYRUN");
     CHECK(r.ok && r.allowed == 0);
     CHECK(waiting() == 0);
+}
+
+/* Budget that comes back admits the waiters that now fit at once, under a clock that stands still: a refund
+ * on the key, RL.ALL's REFUND, RL.RESET. */
+static void test_budget_back(void) {
+    clock_set(T0);
+    const char *gives_back[] = {"RL.TOKEN wt:b 1 1 1000 REFUND 1", "RL.ALL 1 wt:b REFUND 1 LIMIT TOKEN 1 1 1000",
+                                "RL.RESET wt:b"};
+    for (int i = 0; i < 3; i++) {
+        CHECK(cmd_int(c, "DEL wt:b") >= 0);
+        CHECK(rl(c, "RL.TOKEN wt:b 1 1 1000").allowed == 1);
+        pending p = pending_send(srv, "RL.TOKEN wt:b 1 1 1000 WAIT 60000");
+        CHECK(wait_for_waiting(1));
+        CHECK(!pending_poll(&p, 50));
+        redisReply *x = cmdline(c, "%s", gives_back[i]);
+        CHECK(x->type != REDIS_REPLY_ERROR);
+        freeReplyObject(x);
+        CHECK(pending_poll(&p, 5000));
+        CHECK(p.r.ok && p.r.allowed == 1 && p.r.remaining == 0);
+        pending_close(&p);
+        CHECK(wait_for_waiting(0));
+    }
 }
 
 /* 3. CLIENT UNBLOCK, disconnects --------------------------------------------------------------------------- */
@@ -384,6 +407,7 @@ int main(void) {
     c = server_connect(srv);
     test_fifo();
     test_timeouts();
+    test_budget_back();
     test_unblock();
     test_exactness();
     test_all_and_real_clock();
