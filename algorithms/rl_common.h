@@ -79,11 +79,13 @@ enum {
  * refill_tokens, refill_ms); options with a value may fill the ones after them (RL.SMOOTH, whose one
  * positional number leaves room for four numbers in all: algorithms/smooth.h). */
 typedef struct rl_request {
-    int64_t params[4];
+    int64_t params[3]; /* the command's positional numbers, in its syntax's order */
     int64_t cost;
-    int64_t mingap_ms;  /* RL.SLIDINGLOG MINGAP, 0 when absent */
+    int64_t mingap_ms;  /* RL.SLIDINGLOG MINGAP (slidinglog.h), 0 when absent */
     uint32_t flags;
     int64_t now_us;
+    int64_t maxwait_ms;      /* RL.SMOOTH MAXWAIT (smooth.h), with RL_F_MAXWAIT */
+    int64_t wait_timeout_ms; /* WAIT timeout_ms (module/wait.c), with RL_F_WAIT */
 } rl_request;
 
 /* The stored state of one limiter: up to RL_CELL_MAX_WORDS 64-bit words, whatever the algorithm packs into

@@ -341,7 +341,7 @@ static void smooth_decide(const rl_request *req, rl_cell *cell, int exists, rl_r
             int rerated = !same_params(&kept.p, &p);
             if (rerated) set_rate(&st, &p, now);
             /* tryAcquire's canAcquire. */
-            int64_t timeout_us = (req->flags & RL_F_MAXWAIT) ? req->params[3] * 1000 : MAX_CHARGE_US;
+            int64_t timeout_us = (req->flags & RL_F_MAXWAIT) ? req->maxwait_ms * 1000 : MAX_CHARGE_US;
             if (java_sub(st.next_free_us, timeout_us) > now) {
                 if (rerated) state_write(cell, &st); /* else the cell stays as it is */
                 reply_of(&st, &s, now, reply);

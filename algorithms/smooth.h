@@ -2,8 +2,8 @@
  *
  * Request: params[0] = permits_per_second in millionths (the parser's decimal: "0.5" is 500000); with
  * RL_F_WARMUP, params[1] = warmup_ms and, with RL_F_COLDFACTOR, params[2] = the cold factor in millionths
- * (else 3); with RL_F_MAXBURST, params[1] = burst_ms (else 1000); with RL_F_MAXWAIT, params[3] =
- * maxwait_ms; cost = the permits (>= 1). algorithms/smooth.c says how. */
+ * (else 3); with RL_F_MAXBURST, params[1] = burst_ms (else 1000); with RL_F_MAXWAIT, maxwait_ms; cost = the
+ * permits (>= 1). algorithms/smooth.c says how. */
 #ifndef RL_SMOOTH_H
 #define RL_SMOOTH_H
 

@@ -334,7 +334,7 @@ static int all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, 
     }
     if (!(syn->excluded & RL_F_DRYRUN) && ((whole.flags & RL_F_WAIT) || rl_waiters))
         return rl_wait_call(ctx, NULL, argv, argc,
-                            (whole.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? whole.params[RL_WAIT_PARAM] : 0,
+                            (whole.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? whole.wait_timeout_ms : 0,
                             whole.flags, argv + 2, call.n, stats);
     rl_outcome o;
     run_call(ctx, &call, argv + 2, stats, &o);

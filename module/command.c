@@ -102,7 +102,7 @@ static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     /* WAIT, or waiters on some key: their order decides (wait.c). */
     if ((req.flags & RL_F_WAIT) || rl_waiters)
         return rl_wait_call(ctx, lim, argv, argc,
-                            (req.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? req.params[RL_WAIT_PARAM] : 0,
+                            (req.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? req.wait_timeout_ms : 0,
                             req.flags, &argv[1], 1, stats);
 
     rl_reply reply;

@@ -18,10 +18,9 @@
 
 /* The module's own option: hold the reply server-side for wait_ms (RL.LEAKY BLOCK). */
 #define RL_F_BLOCK RL_F_MODULE(0)
-/* WAIT timeout_ms: wait server-side, up to the timeout, for a denied request to fit (module/wait.c). Its
- * timeout goes to params[RL_WAIT_PARAM], which no limiter that waits uses. */
+/* WAIT timeout_ms: wait server-side, up to the timeout, for a denied request to fit (module/wait.c); the
+ * timeout goes to the request's wait_timeout_ms. */
 #define RL_F_WAIT RL_F_MODULE(1)
-#define RL_WAIT_PARAM 3
 
 /* A number is a strict decimal integer within [min, max], or, for a decimal spec, a decimal number with
  * up to six digits after the point (rl_parse_decimal), stored as an integer count of millionths

@@ -26,7 +26,7 @@
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
 /* WAIT timeout_ms: a denied request waits server-side for its turn (module/wait.c); a refund never waits. */
 #define OPT_WAIT \
-    OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, params[RL_WAIT_PARAM], 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
+    OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, wait_timeout_ms, 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
 
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0}
@@ -94,7 +94,7 @@ static const rl_option_spec smooth_options[] = {
     OPT_VALUE_X("MAXBURST", "burst_ms", RL_F_MAXBURST, params[1], 0, RL_MAX_PERIOD_MS, RL_F_WARMUP),
     OPT_DECIMAL("COLDFACTOR", "f", RL_F_COLDFACTOR, params[2], RL_SMOOTH_MIN_COLD_FACTOR, RL_SMOOTH_MAX_COLD_FACTOR),
     OPT_VALUE("COST", "n", RL_F_COST, cost, 1, RL_MAX_COUNT),
-    OPT_VALUE("MAXWAIT", "ms", RL_F_MAXWAIT, params[3], 0, RL_SMOOTH_MAX_CHARGE_MS),
+    OPT_VALUE("MAXWAIT", "ms", RL_F_MAXWAIT, maxwait_ms, 0, RL_SMOOTH_MAX_CHARGE_MS),
     OPT_DRYRUN,
     OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
 #define SMOOTH_PARAMS \

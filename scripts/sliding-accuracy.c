@@ -293,11 +293,13 @@ int main(int argc, char **argv) {
     int64_t clients_limited = 0, limited_requests = 0, exact_denied = 0, attempts_denied = 0, sliding_denied = 0, fixed_denied = 0;
     const int64_t cost = 1, W_us = window * 1000;
 
-    rl_request sreq = {{limit, window, 0}, cost, 0, RL_F_SLIDING, 0};
-    rl_request freq = {{limit, window, 0}, cost, 0, RL_F_FIXED, 0};
-    rl_request lreq = {{limit, window, 0}, cost, 0, 0, 0};
-    rl_request s6req = {{limit, window, 6}, cost, 0, RL_F_SUBWINDOWS, 0};
-    rl_request s60req = {{limit, window, 60}, cost, 0, RL_F_SUBWINDOWS, 0};
+    rl_request sreq = {.params = {limit, window, 0}, .cost = cost, .flags = RL_F_SLIDING};
+    rl_request freq = {.params = {limit, window, 0}, .cost = cost, .flags = RL_F_FIXED};
+    rl_request lreq = {.params = {limit, window, 0}, .cost = cost};
+    rl_request s6req = {.params = {limit, window, 6},
+                        .cost = cost, .mingap_ms = 0, .flags = RL_F_SUBWINDOWS, .now_us = 0};
+    rl_request s60req = {.params = {limit, window, 60},
+                         .cost = cost, .mingap_ms = 0, .flags = RL_F_SUBWINDOWS, .now_us = 0};
     int has6 = window % 6 == 0, has60 = window % 60 == 0;
     char err[RL_ERR_LEN];
     if (rl_window_algorithm.validate(&sreq, err)) {

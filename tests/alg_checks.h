@@ -69,7 +69,8 @@ static inline int64_t limit_of(const limiter *l) { return l->params[0]; }
 static inline uint32_t plain_flags(uint32_t flags) { return flags & ~(uint32_t)(RL_F_REFUND | RL_F_ATMOST); }
 
 static inline rl_request request_of(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
-    rl_request req = {{l->params[0], l->params[1], l->params[2]}, cost, 0, flags, now_us};
+    rl_request req = {.params = {l->params[0], l->params[1], l->params[2]},
+                      .cost = cost, .flags = flags, .now_us = now_us};
     return req;
 }
 

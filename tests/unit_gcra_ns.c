@@ -305,7 +305,8 @@ typedef struct leaky_key {
 
 static rl_reply leaky_call(leaky_key *k, int64_t capacity, int64_t count, int64_t period_s, int64_t cost,
                            int64_t now_us) {
-    rl_request req = {{capacity, count, period_s * 1000}, cost, 0, RL_F_NODELAY | RL_F_COST, now_us};
+    rl_request req = {.params = {capacity, count, period_s * 1000},
+                      .cost = cost, .flags = RL_F_NODELAY | RL_F_COST, .now_us = now_us};
     char err[RL_ERR_LEN];
     CHECK(rl_leaky_algorithm.validate(&req, err) == 0);
     rl_reply reply;

@@ -212,7 +212,7 @@ static void test_decimals(void) {
     rl_request req;
     char err[RL_ERR_LEN];
     CHECK_EQ(rl_parse(syn, 9, ok, oklens, &req, err), 0);
-    CHECK(req.params[0] == 500000 && req.params[1] == 4000 && req.params[2] == 2500000 && req.params[3] == 100);
+    CHECK(req.params[0] == 500000 && req.params[1] == 4000 && req.params[2] == 2500000 && req.maxwait_ms == 100);
     CHECK(req.cost == 3 && req.flags == (RL_F_WARMUP | RL_F_COLDFACTOR | RL_F_MAXWAIT | RL_F_COST));
     const char *bad_rate[] = {"1e-6"};
     size_t bad_rate_len[] = {4};

@@ -56,13 +56,14 @@ static int64_t tlog_units(const tlog *lg) {
 }
 
 static rl_request make_req(int64_t limit, int64_t window_ms, int64_t cost, int64_t mingap_ms, int64_t now_us) {
-    rl_request r = {{limit, window_ms, 0}, cost, mingap_ms, 0, now_us};
+    rl_request r = {.params = {limit, window_ms, 0}, .cost = cost, .mingap_ms = mingap_ms, .now_us = now_us};
     return r;
 }
 
 /* REFUND n instead of COST n. */
 static rl_request make_refund(int64_t limit, int64_t window_ms, int64_t n, int64_t mingap_ms, int64_t now_us) {
-    rl_request r = {{limit, window_ms, 0}, n, mingap_ms, RL_F_REFUND, now_us};
+    rl_request r = {.params = {limit, window_ms, 0},
+                    .cost = n, .mingap_ms = mingap_ms, .flags = RL_F_REFUND, .now_us = now_us};
     return r;
 }
 

@@ -45,7 +45,7 @@ static args bursty(int64_t rate) { return (args){rate, 0, 0, -1, 1, -1}; }
 static args warmup(int64_t rate, int64_t warmup_ms) { return (args){rate, warmup_ms, 0, -1, 1, -1}; }
 
 static rl_request request_of(const args *a, int64_t now_us, uint32_t extra) {
-    rl_request req = {{a->rate, 0, 0, 0}, a->cost, 0, extra, now_us};
+    rl_request req = {.params = {a->rate, 0, 0}, .cost = a->cost, .flags = extra, .now_us = now_us};
     if (a->warmup_ms > 0) {
         req.flags |= RL_F_WARMUP;
         req.params[1] = a->warmup_ms;
@@ -60,7 +60,7 @@ static rl_request request_of(const args *a, int64_t now_us, uint32_t extra) {
     }
     if (a->maxwait_ms >= 0) {
         req.flags |= RL_F_MAXWAIT;
-        req.params[3] = a->maxwait_ms;
+        req.maxwait_ms = a->maxwait_ms;
     }
     return req;
 }

@@ -459,7 +459,7 @@ static void test_sub_cells(void) {
     bad = good, bad.w[0] = (bad.w[0] & ~((1ULL << 46) - 1)) | ((1ULL << 46) - 1);
     CHECK(!rl_window_algorithm.cell_valid(&bad));  /* a newest cell starting beyond the clock */
     char err[RL_ERR_LEN];
-    rl_request req = {{5, 60000, 7, 0}, 1, 0, SW, BASE_US};
+    rl_request req = {.params = {5, 60000, 7}, .cost = 1, .flags = SW, .now_us = BASE_US};
     CHECK(rl_window_algorithm.validate(&req, err) != 0 && strstr(err, "multiple") != NULL);
     req.params[2] = 6;
     CHECK_EQ(rl_window_algorithm.validate(&req, err), 0);

@@ -684,7 +684,7 @@ static int run_cells(input *in, int fam) {
     int64_t params[3];
     pick_params(in, fam, params);
     uint32_t mode = pick_mode(fam, in_u8(in));
-    rl_request vreq = {{params[0], params[1], params[2]}, 1, 0, mode, 0};
+    rl_request vreq = {.params = {params[0], params[1], params[2]}, .cost = 1, .flags = mode};
     char err[RL_ERR_LEN];
     if (alg->validate(&vreq, err)) return -1; /* the module refuses these parameters */
 
@@ -711,7 +711,7 @@ static int run_cells(input *in, int fam) {
         if ((ctl & 0x60) == 0x60) { /* new parameters on the live key */
             int64_t np[3];
             pick_params(in, fam, np);
-            rl_request t = {{np[0], np[1], np[2]}, 1, 0, mode, 0};
+            rl_request t = {.params = {np[0], np[1], np[2]}, .cost = 1, .flags = mode};
             if (!alg->validate(&t, err)) memcpy(params, np, sizeof np);
         }
         if (ctl & 0x10) mode = pick_mode(fam, in_u8(in));
@@ -722,7 +722,7 @@ static int run_cells(input *in, int fam) {
             flags |= fam == FAM_LEAKY || (aux & 0x08) ? RL_F_REFUND : RL_F_ATMOST | RL_F_COST;
         else if (cost != 1)
             flags |= RL_F_COST;
-        rl_request req = {{params[0], params[1], params[2]}, cost, 0, flags, now};
+        rl_request req = {.params = {params[0], params[1], params[2]}, .cost = cost, .flags = flags, .now_us = now};
         REQUIRE(alg->validate(&req, err) == 0, "validated parameters refused: %s", err);
 
         ctx.step = step;
@@ -1157,7 +1157,8 @@ static int run_slog(input *in) {
         int refund = (ctl & 0x80) != 0; /* REFUND n takes COST's place */
         uint32_t flags = (ctl & 0x08 ? RL_F_DRYRUN : 0) | (refund ? RL_F_REFUND : cost != 1 ? RL_F_COST : 0) |
                          (mingap ? RL_F_MINGAP : 0);
-        rl_request req = {{params[0], params[1], 0}, cost, mingap, flags, now};
+        rl_request req = {.params = {params[0], params[1], 0},
+                          .cost = cost, .mingap_ms = mingap, .flags = flags, .now_us = now};
 
         ctx.step = step;
         ctx.req = req;

@@ -161,8 +161,10 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
             r.params[1] = v;
         else if (strcmp(o->name, "COLDFACTOR") == 0)
             r.params[2] = v;
-        else if (strcmp(o->name, "MAXWAIT") == 0 || strcmp(o->name, "WAIT") == 0) /* RL.SMOOTH's; the others' */
-            r.params[3] = v;
+        else if (strcmp(o->name, "MAXWAIT") == 0) /* RL.SMOOTH's */
+            r.maxwait_ms = v;
+        else if (strcmp(o->name, "WAIT") == 0) /* the module's (module/wait.c) */
+            r.wait_timeout_ms = v;
         else if (strcmp(o->name, "SUBWINDOWS") == 0) /* RL.WINDOW's n (window.h) */
             r.params[2] = v;
         else
@@ -349,7 +351,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             rc ? err : "");
     if (rc == 0) {
         REQUIRE(req.params[0] == ref.params[0] && req.params[1] == ref.params[1] && req.params[2] == ref.params[2] &&
-                    req.params[3] == ref.params[3] &&
+                    req.maxwait_ms == ref.maxwait_ms && req.wait_timeout_ms == ref.wait_timeout_ms &&
                     req.cost == ref.cost && req.mingap_ms == ref.mingap_ms && req.flags == ref.flags &&
                     req.now_us == ref.now_us,
                 "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x, "

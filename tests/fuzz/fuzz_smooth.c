@@ -124,8 +124,8 @@ static void check_reply(const rl_request *req, const rl_reply *r) {
             (long long)r->retry_after_ms);
     REQUIRE(r->wait_ms >= 0 && (r->allowed || r->wait_ms == 0), "wait %lld", (long long)r->wait_ms);
     if (r->allowed && (req->flags & RL_F_MAXWAIT))
-        REQUIRE(r->wait_ms <= req->params[3], "wait %lld beyond MAXWAIT %lld", (long long)r->wait_ms,
-                (long long)req->params[3]);
+        REQUIRE(r->wait_ms <= req->maxwait_ms, "wait %lld beyond MAXWAIT %lld", (long long)r->wait_ms,
+                (long long)req->maxwait_ms);
     REQUIRE(r->reset_after_us >= 0 && r->reset_after_ms == rl_us_to_ms_ceil(r->reset_after_us),
             "reset %lld ms, %lld us", (long long)r->reset_after_ms, (long long)r->reset_after_us);
 }
@@ -212,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (ctl & 0x08) req.flags |= RL_F_DRYRUN;
         if (ctl & 0x10) {
             req.flags |= RL_F_MAXWAIT;
-            req.params[3] = in_u8(&in) < 200 ? in_range(&in, 0, 5000) : in_range(&in, 0, RL_SMOOTH_MAX_CHARGE_MS);
+            req.maxwait_ms = in_u8(&in) < 200 ? in_range(&in, 0, 5000) : in_range(&in, 0, RL_SMOOTH_MAX_CHARGE_MS);
         }
         req.now_us = now;
         if (alg->validate(&req, err)) { /* too many permits at this rate: the module refuses the call */

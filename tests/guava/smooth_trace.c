@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
             }
             int64_t permits = rnd() % 4 == 0 ? between(1, 1000) : between(1, 5);
             int64_t maxwait_ms = rnd() % 3 == 0 ? between(0, 3000) : -1;
-            rl_request req = {{rate, period, cold, maxwait_ms}, permits, 0, 0, now};
+            rl_request req = {.params = {rate, period, cold}, .cost = permits, .now_us = now, .maxwait_ms = maxwait_ms};
             if (warm) req.flags |= RL_F_WARMUP | RL_F_COLDFACTOR;
             else req.flags |= RL_F_MAXBURST;
             if (maxwait_ms >= 0) req.flags |= RL_F_MAXWAIT;
