@@ -247,10 +247,22 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
     uint32_t filled = 0; /* params an option given may fill */
     for (int i = 0; i < syn->noptions; i++)
         if ((req->flags & syn->options[i].flag) && syn->options[i].slot != RL_NO_VALUE)
-            for (int j = 0; j < 4; j++)
+            for (int j = 0; j < RL_MAX_PARAMS; j++)
                 if (RL_SLOT_OFFSET(syn->options[i].slot) == RL_SLOT(params[j])) filled |= 1u << j;
-    for (int i = syn->nparams; i < 4; i++)
+    for (int i = syn->nparams; i < RL_MAX_PARAMS; i++)
         if (!(filled & (1u << i))) REQUIRE(req->params[i] == 0, "unused param %d = %lld", i, (long long)req->params[i]);
+    /* A named field holds a value only when its option was given. */
+    static const struct { int slot; const char *name; } named[] = {{RL_SLOT(maxwait_ms), "maxwait_ms"},
+                                                                   {RL_SLOT(wait_timeout_ms), "wait_timeout_ms"}};
+    for (size_t f = 0; f < sizeof named / sizeof named[0]; f++) {
+        int given = 0;
+        for (int i = 0; i < syn->noptions; i++)
+            given |= (req->flags & syn->options[i].flag) && syn->options[i].slot != RL_NO_VALUE &&
+                     RL_SLOT_OFFSET(syn->options[i].slot) == named[f].slot;
+        int64_t v;
+        memcpy(&v, (const char *)req + named[f].slot, sizeof v);
+        if (!given) REQUIRE(v == 0, "%s = %lld without its option", named[f].name, (long long)v);
+    }
     REQUIRE(req->now_us == 0, "now_us = %lld", (long long)req->now_us);
 
     uint32_t all = allowed_flags(syn);
