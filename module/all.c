@@ -1,17 +1,12 @@
 /* all.c -- RL.ALL numkeys key [key ...] [COST n | REFUND n] [DRYRUN] [WAIT timeout_ms] LIMIT spec [LIMIT spec
  * ...]: several limits in one atomic call; and RL.ALL_RO, its read-only form.
  *
- * Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH) and takes its
- * command's arguments after the key, with its own COST or else the call's; the i-th clause applies to the
- * i-th key. The request is admitted iff every limit admits it. It runs the same steps as every command
- * (rl_module.h), which is what makes it all or nothing: every limit is prepared (decided, nothing written),
- * then either every one is committed or none is. Redis wraps the effects one call replicates in MULTI/EXEC,
- * so a replica or the AOF never sees half of them.
- *
- * When the request is denied nothing is written, a sliding log does not log the attempt, and each
- * per-limit reply describes its limit as it stands: whether it alone would admit the request, what remains,
- * and when it alone would admit it. The call's retry_after_ms is then the largest of the denying limits'
- * (each only relaxes as time passes, so that is when every one admits), or -1 if one never can.
+ * This file parses them into a call of one clause per key (rl_module.h); call.c decides it as it decides
+ * every command, all or nothing. Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW,
+ * SLIDINGLOG, SMOOTH) and takes its command's arguments after the key, with its own COST or else the call's;
+ * the i-th clause applies to the i-th key. The request is admitted iff every limit admits it, and then every
+ * limit is written, else none (call.c says how a denied call describes its limits). Redis wraps the effects
+ * one call replicates in MULTI/EXEC, so a replica or the AOF never sees half of them.
  *
  * REFUND n before the first LIMIT makes the call give back instead of take: every limit gets its command's
  * own REFUND (n, or the clause's REFUND m), which always admits, so every limit is committed or, on an
@@ -20,25 +15,18 @@
  * takes each limit's whole COST or none.
  *
  * RL.ALL_RO is RL.ALL with DRYRUN set, flagged readonly: it takes the same arguments but DRYRUN and WAIT.
- * It never waits and writes nothing, so it never goes through wait.c. */
+ * It never waits and writes nothing. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "clock.h"
 #include "rl_module.h"
-
-typedef struct all_call {
-    int n;
-    rl_request req[RL_ALL_MAX_LIMITS];
-    const rl_limiter *lim[RL_ALL_MAX_LIMITS];
-    rl_pending p[RL_ALL_MAX_LIMITS];
-} all_call;
 
 static int arg_is(const char *s, size_t len, const char *word) {
     return strlen(word) == len && strncasecmp(s, word, len) == 0;
 }
 
-/* "ERR LIMIT <i>: <rest of err>": a clause's error names its clause. */
+/* "ERR LIMIT <i>: <rest of err>": a clause's parse error names its clause (call.c names its decision's). */
 static void name_clause(char err[RL_ERR_LEN], int i) {
     char out[RL_ERR_LEN];
     const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
@@ -99,7 +87,7 @@ static int clause_cost(rl_request *req, const rl_request *whole, const rl_limite
 }
 
 /* Parse clause i at args[*at]: LIMIT kind numbers [options]. Returns 0 or -1 with err. */
-static int parse_clause(all_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
+static int parse_clause(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
                         const rl_request *whole, char err[RL_ERR_LEN]) {
     if (*at >= nargs || !arg_is(args[*at], lens[*at], "LIMIT")) {
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: expected LIMIT kind ... for key %d (one LIMIT per key)", i + 1, i + 1);
@@ -107,7 +95,9 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
     }
     const rl_limiter *lim = *at + 1 < nargs ? limiter_named(args[*at + 1], lens[*at + 1]) : NULL;
     if (!lim) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG or SMOOTH", i + 1);
+        char kinds[96];
+        rl_kind_names(kinds, sizeof kinds, NULL, " or ");
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: kind must be %s", i + 1, kinds);
         return -1;
     }
     *at += 2;
@@ -117,7 +107,8 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: %s needs %d numbers", i + 1, lim->kind, syn->nparams);
         return -1;
     }
-    int used = rl_parse_clause(syn, nargs - *at, args + *at, lens + *at, &call->req[i], err);
+    rl_request *req = &call->clause[i].req;
+    int used = rl_parse_clause(syn, nargs - *at, args + *at, lens + *at, req, err);
     if (used < 0) {
         name_clause(err, i);
         return -1;
@@ -129,11 +120,9 @@ static int parse_clause(all_call *call, int i, int nargs, const char **args, con
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: '%s' is not an option of %s", i + 1, shown, lim->kind);
         return -1;
     }
-    rl_request *req = &call->req[i];
     if (clause_cost(req, whole, lim, i, err) != 0) return -1;
     req->flags |= whole->flags & RL_F_DRYRUN;
-    req->now_us = whole->now_us;
-    call->lim[i] = lim;
+    call->clause[i].lim = lim;
     return 0;
 }
 
@@ -156,15 +145,15 @@ static int not_an_option(const rl_syntax *syn, const char *s, size_t len, char e
 
 /* Parse the arguments after numkeys and the keys with syn (RL.ALL's or RL.ALL_RO's) into call and the call's
  * own request (whole). Returns 0 or -1 with err. */
-static int parse_all(const rl_syntax *syn, all_call *call, rl_request *whole_out, int nargs, const char **args,
-                     const size_t *lens, char err[RL_ERR_LEN]) {
+static int parse_all(const rl_syntax *syn, rl_call *call, int nargs, const char **args, const size_t *lens,
+                     char err[RL_ERR_LEN]) {
     rl_request whole;
     int at = rl_parse_clause(syn, nargs, args, lens, &whole, err);
     if (at < 0) return -1;
     if (at < nargs && !arg_is(args[at], lens[at], "LIMIT")) return not_an_option(syn, args[at], lens[at], err);
     if (syn->excluded & RL_F_DRYRUN) whole.flags |= RL_F_DRYRUN; /* the read-only form */
-    whole.now_us = rl_clock_now_us();
-    *whole_out = whole;
+    call->flags = whole.flags;
+    call->wait_timeout_ms = whole.wait_timeout_ms;
     for (int i = 0; i < call->n; i++)
         if (parse_clause(call, i, nargs, args, lens, &at, &whole, err) != 0) return -1;
     if (at < nargs) {
@@ -185,166 +174,32 @@ static int same_keys(RedisModuleString **keys, int n, char err[RL_ERR_LEN]) {
     return 0;
 }
 
-/* The denied call's description of limit i, prepared again as a DRYRUN that logs nothing: a limit that
- * alone would admit the request is shown with nothing consumed (its reply to COST 0), one that denies it
- * with its retry for this request. Its key is still open from the first prepare: released, then read
- * again. */
-static void describe_unwritten(RedisModuleCtx *ctx, all_call *call, int i) {
-    rl_pending *p = &call->p[i];
-    int alone = (int)p->reply.allowed;
-    p->lim->steps->release(ctx, p);
-    rl_request *req = &call->req[i];
-    req->flags |= RL_F_DRYRUN | RL_F_NOLOG;
-    if (alone) req->cost = 0;
-    *p = (rl_pending){.lim = call->lim[i], .req = req, .keyname = p->keyname};
-    char err[RL_ERR_LEN];
-    p->lim->steps->prepare(ctx, p, err); /* it succeeded on this key a moment ago */
-    p->reply.wait_ms = 0;                 /* nothing was admitted, so nothing waits */
-    if (alone) {
-        p->reply.allowed = 1;
-        p->reply.retry_after_ms = -1;
-    }
-}
-
-/* The call's answer: the verdict, the largest retry of the denying limits (-1 if one never admits), the
- * largest reset, and every limit's reply. */
-static void fill_outcome(const all_call *call, int allowed, rl_outcome *o) {
-    o->error = NULL;
-    o->all = 1;
-    o->with_granted = 0;
-    o->n = call->n;
-    o->allowed = allowed;
-    o->retry_after_ms = -1;
-    o->reset_after_ms = 0;
-    for (int i = 0; i < call->n; i++) {
-        o->replies[i] = call->p[i].reply;
-        if (o->replies[i].reset_after_ms > o->reset_after_ms) o->reset_after_ms = o->replies[i].reset_after_ms;
-    }
-    for (int i = 0; !allowed && i < call->n; i++) {
-        if (o->replies[i].allowed) continue;
-        if (o->replies[i].retry_after_ms < 0) {
-            o->retry_after_ms = -1;
-            break;
-        }
-        if (o->replies[i].retry_after_ms > o->retry_after_ms) o->retry_after_ms = o->replies[i].retry_after_ms;
-    }
-}
-
 /* Where the keys are, for Redis: Redis 7.0 routes a module command in a cluster (MOVED, CROSSSLOT) by its
  * legacy key range or this answer, not by its key spec, and a counted list has no legacy range. */
-static int report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+int rl_all_report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     long long n;
     if (argc < 2 || RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK) return REDISMODULE_OK;
     for (long long i = 0; i < n && 2 + i < argc; i++) RedisModule_KeyAtPos(ctx, (int)(2 + i));
     return REDISMODULE_OK;
 }
 
-/* Count a decided call: its verdict, and for every limit the units it took and the key it made. */
-static void count_all(rl_counters *stats, const all_call *call, int allowed) {
-    rl_counters per_limit = {0};
-    stats->admitted += allowed;
-    stats->denied += !allowed;
-    for (int i = 0; allowed && i < call->n; i++) rl_count(&per_limit, &call->p[i]);
-    stats->units_admitted += per_limit.units_admitted;
-    stats->keys_created += per_limit.keys_created;
-}
-
 #define ALL_MAX_ARGS (RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 2) + 5)
 
-/* numkeys, the arguments, distinct keys: 0, or -1 with err (a NULL err: the wrong number of arguments). */
-static int parse_call(const rl_syntax *syn, RedisModuleString **argv, int argc, all_call *call, rl_request *whole,
-                      char err[RL_ERR_LEN]) {
+/* numkeys, the arguments, distinct keys. */
+int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]) {
     long long n;
-    if (argc < 6) {
-        err[0] = '\0';
-        return -1;
-    }
+    err[0] = '\0';
+    if (argc < 6) return -1;
     if (RedisModule_StringToLongLong(argv[1], &n) != REDISMODULE_OK || n < 1 || n > RL_ALL_MAX_LIMITS)
         return rl_range_error(err, "numkeys", 1, RL_ALL_MAX_LIMITS);
     int nargs = argc - 2 - (int)n;
-    if (nargs < 0 || nargs > ALL_MAX_ARGS) {
-        err[0] = '\0';
-        return -1;
-    }
-    memset(call, 0, sizeof *call);
+    if (nargs < 0 || nargs > ALL_MAX_ARGS) return -1;
     call->n = (int)n;
+    call->all = 1;
+    for (int i = 0; i < call->n; i++) call->clause[i].key = argv[2 + i];
     const char *args[ALL_MAX_ARGS];
     size_t lens[ALL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[2 + n + i], &lens[i]);
-    if (parse_all(syn, call, whole, nargs, args, lens, err) != 0 || same_keys(argv + 2, call->n, err)) return -1;
+    if (parse_all(syn, call, nargs, args, lens, err) != 0 || same_keys(argv + 2, call->n, err)) return -1;
     return 0;
-}
-
-/* Prepare every limit (the first error ends the call with nothing written), then commit all or describe
- * all, release, count in stats (NULL: not), and fill o. */
-static void run_call(RedisModuleCtx *ctx, all_call *call, RedisModuleString **keys, rl_counters *stats, rl_outcome *o) {
-    const char *failed = NULL;
-    int prepared = 0, allowed = 1;
-    for (; prepared < call->n && !failed; prepared++) {
-        rl_pending *p = &call->p[prepared];
-        *p = (rl_pending){.lim = call->lim[prepared], .req = &call->req[prepared], .keyname = keys[prepared]};
-        failed = p->lim->steps->prepare(ctx, p, o->errbuf);
-        if (failed == o->errbuf) name_clause(o->errbuf, prepared);
-        allowed &= (int)p->reply.allowed;
-    }
-    if (!failed) {
-        int dryrun = (call->req[0].flags & RL_F_DRYRUN) != 0;
-        for (int i = 0; i < call->n; i++) {
-            if (!allowed)
-                describe_unwritten(ctx, call, i);
-            else if (!dryrun && call->p[i].changes)
-                rl_commit(ctx, &call->p[i]);
-        }
-    }
-    for (int i = 0; i < prepared; i++) call->p[i].lim->steps->release(ctx, &call->p[i]);
-    if (failed) {
-        if (stats) stats->errors++;
-        o->error = failed;
-        return;
-    }
-    if (stats) count_all(stats, call, allowed);
-    fill_outcome(call, allowed, o);
-}
-
-void rl_all_decide(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, uint32_t add_flags, rl_counters *stats,
-                   rl_outcome *o) {
-    all_call call;
-    rl_request whole;
-    if (parse_call(&rl_all_syntax, argv, argc, &call, &whole, o->errbuf) != 0) { /* it parsed when it came */
-        if (!o->errbuf[0]) snprintf(o->errbuf, RL_ERR_LEN, "ERR wrong number of arguments for 'rl.all' command");
-        o->error = o->errbuf;
-        return;
-    }
-    for (int i = 0; i < call.n; i++) call.req[i].flags |= add_flags;
-    run_call(ctx, &call, argv + 2, stats, o);
-}
-
-/* RL.ALL and RL.ALL_RO: parse with syn, then decide (through wait.c when it waits or others wait, unless it
- * only looks: a read-only call neither waits nor serves waiters) and reply; counted in stats. */
-static int all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_syntax *syn,
-                       rl_counters *stats) {
-    if (RedisModule_IsKeysPositionRequest(ctx)) return report_keys(ctx, argv, argc);
-    stats->calls++;
-    all_call call;
-    rl_request whole;
-    char err[RL_ERR_LEN];
-    if (parse_call(syn, argv, argc, &call, &whole, err) != 0) {
-        stats->errors++;
-        return err[0] ? RedisModule_ReplyWithError(ctx, err) : RedisModule_WrongArity(ctx);
-    }
-    if (!(syn->excluded & RL_F_DRYRUN) && ((whole.flags & RL_F_WAIT) || rl_waiters))
-        return rl_wait_call(ctx, NULL, argv, argc,
-                            (whole.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? whole.wait_timeout_ms : 0,
-                            whole.flags, argv + 2, call.n, stats);
-    rl_outcome o;
-    run_call(ctx, &call, argv + 2, stats, &o);
-    return rl_send_outcome(ctx, &o);
-}
-
-int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    return all_command(ctx, argv, argc, &rl_all_syntax, &rl_stats[RL_STAT_ALL]);
-}
-
-int rl_all_ro_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    return all_command(ctx, argv, argc, &rl_all_syntax_ro, &rl_stats[RL_STAT_ALL_RO]);
 }

@@ -34,7 +34,7 @@
 #include "parse.h"
 #include "rl_module.h"
 
-#define CL_NAME "cl.throttle"
+#define CL_NAME RL_CL_THROTTLE_NAME
 
 static const char *const arg_names[] = {"max_burst", "count_per_period", "period", "quantity"};
 
@@ -111,34 +111,25 @@ static int send_reply(RedisModuleCtx *ctx, const rl_gcra_ns_result *r) {
     return RedisModule_ReplyWithLongLong(ctx, r->reset_after_s);
 }
 
-/* Count an answered call: an error, or its verdict, and what an allowed write took and made. */
-static void count(const char *failed, const rl_gcra_ns_result *res, int64_t quantity, int created) {
-    rl_counters *stats = &rl_stats[RL_STAT_CL_THROTTLE];
-    if (failed) {
-        stats->errors++;
-        return;
-    }
-    stats->admitted += !res->limited;
-    stats->denied += res->limited != 0;
-    if (res->store) {
-        stats->units_admitted += quantity;
-        stats->keys_created += created;
-    }
+/* Count an answered call: an error (res NULL), or its verdict, and what an allowed write took and made. */
+static void count(const rl_gcra_ns_result *res, int64_t quantity, int created) {
+    rl_tally t = {RL_TALLY_ERROR, 0, 0, 0, 0};
+    if (res) t = (rl_tally){RL_TALLY_DECIDED, !res->limited, res->store ? quantity : 0, res->store && created, 0};
+    rl_stats_count(&rl_stats[RL_STAT_CL_THROTTLE], &t);
 }
 
-static int cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    rl_stats[RL_STAT_CL_THROTTLE].calls++;
-    if (argc > 6) { /* Redis checks the minimum (arity -5) */
-        rl_stats[RL_STAT_CL_THROTTLE].errors++;
-        return RedisModule_WrongArity(ctx);
-    }
+/* An error (NULL: the wrong number of arguments), counted. */
+static int fail(RedisModuleCtx *ctx, const char *err) {
+    count(NULL, 0, 0);
+    return err ? RedisModule_ReplyWithError(ctx, err) : RedisModule_WrongArity(ctx);
+}
+
+int rl_cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc > 6) return fail(ctx, NULL); /* Redis checks the minimum (arity -5) */
     rl_gcra_ns_args args;
     rl_gcra_ns_rate rate;
     char err[RL_ERR_LEN];
-    if (parse_args(argv, argc, &args, err) != 0 || rl_gcra_ns_rate_of(&args, &rate, err) != 0) {
-        rl_stats[RL_STAT_CL_THROTTLE].errors++;
-        return RedisModule_ReplyWithError(ctx, err);
-    }
+    if (parse_args(argv, argc, &args, err) != 0 || rl_gcra_ns_rate_of(&args, &rate, err) != 0) return fail(ctx, err);
 
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     int has;
@@ -151,53 +142,17 @@ static int cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, in
     int created = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY;
     if (!failed && res.store) write_tat(ctx, key, argv[1], now_us, res.tat_ns);
     RedisModule_CloseKey(key);
-    count(failed, &res, args.quantity, created);
-    return failed ? RedisModule_ReplyWithError(ctx, failed) : send_reply(ctx, &res);
+    if (failed) return fail(ctx, failed);
+    count(&res, args.quantity, created);
+    return send_reply(ctx, &res);
 }
 
-/* --- registration ----------------------------------------------------------------------------------- */
+/* --- COMMAND DOCS (the command is registered by command.c's table) ---------------------------------------- */
 
-static RedisModuleCommandArg cl_args[] = {
+const RedisModuleCommandArg rl_cl_throttle_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0},
     {.name = "max_burst", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
     {.name = "count_per_period", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
     {.name = "period", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
     {.name = "quantity", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1, .flags = REDISMODULE_CMD_ARG_OPTIONAL},
     {0}};
-
-static int describe(RedisModuleCtx *ctx) {
-    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, CL_NAME);
-    /* @ratelimit, @write and @fast where the server has command categories (7.2+), as every RL.* command. */
-    if (rl_compat_set_acl(cmd, 0, 1) != REDISMODULE_OK) return REDISMODULE_ERR;
-    RedisModuleCommandKeySpec key_specs[] = {
-        {.flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE,
-         .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
-         .bs.index.pos = 1,
-         .find_keys_type = REDISMODULE_KSPEC_FK_RANGE,
-         .fk.range = {.lastkey = 0, .keystep = 1, .limit = 0}},
-        {0}};
-    RedisModuleCommandInfo info = {
-        .version = REDISMODULE_COMMAND_INFO_VERSION,
-        .arity = -5,
-        .key_specs = key_specs,
-        .since = "1.1.0",
-        .summary = "redis-cell's GCRA command: checks and consumes quantity against max_burst + 1 per "
-                   "count_per_period per period seconds, on redis-cell's own keys.",
-        .complexity = "O(1)",
-        .args = cl_args,
-    };
-    return cmd && RedisModule_SetCommandInfo(cmd, &info) == REDISMODULE_OK ? REDISMODULE_OK : REDISMODULE_ERR;
-}
-
-int rl_cl_throttle_register(RedisModuleCtx *ctx, int enabled) {
-    if (!enabled) return REDISMODULE_OK;
-    /* Our flags and name are valid, so the only way CreateCommand fails is a name already taken: by
-     * redis-cell, loaded first. Both cannot serve it; the RL.* commands load regardless. */
-    if (RedisModule_CreateCommand(ctx, CL_NAME, cl_throttle_command, "write deny-oom fast", 1, 1, 1) != REDISMODULE_OK) {
-        RedisModule_Log(ctx, "warning",
-                        "ratelimit: CL.THROTTLE is already a command (redis-cell loaded?): loading without ours");
-        return REDISMODULE_OK;
-    }
-    rl_cl_throttle_on = 1;
-    return describe(ctx);
-}

@@ -2,7 +2,8 @@
  *
  * RL.CLOCK SET <unix_ms> freezes the module's clock at that instant, ADVANCE <ms> moves the frozen clock
  * forward, GET returns the module's time in ms, REAL goes back to the wall clock. The clock is per
- * process: a replica keeps its own (it never needs one, as it applies the primary's effects). */
+ * process: a replica keeps its own (it never needs one, as it applies the primary's effects). When it moves,
+ * it calls the hook registered at load (waiting: clients may fit now); it knows nothing of who listens. */
 #include "clock.h"
 
 #include <string.h>
@@ -13,11 +14,11 @@
 #include "../algorithms/rl_common.h"
 #include "compat.h"
 #include "parse.h"
-#include "rl_module.h"
 
 #define FROZEN_EXTRA_TTL_MS 3600000LL
 
 static int clock_frozen;
+static rl_clock_hook moved_hook;
 static int64_t clock_frozen_us;
 /* While frozen: real ms minus module ms at the last SET or ADVANCE, plus the extra hour. Fixed between
  * two clock changes, so an unchanged limiter keeps an unchanged expiry and is not rewritten. */
@@ -64,7 +65,9 @@ static int time_range_error(RedisModuleCtx *ctx, const char *name, const char *m
 
 int rl_clock_frozen(void) { return clock_frozen; }
 
-static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+void rl_clock_on_move(rl_clock_hook hook) { moved_hook = hook; }
+
+int rl_clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (argc < 2) return RedisModule_WrongArity(ctx);
     size_t len;
     const char *sub = RedisModule_StringPtrLen(argv[1], &len);
@@ -84,10 +87,6 @@ static int clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     } else {
         return RedisModule_ReplyWithError(ctx, "ERR subcommand: must be SET <unix_ms>, ADVANCE <ms>, GET or REAL");
     }
-    rl_wait_clock_moved(ctx); /* waiters may fit now */
+    if (moved_hook) moved_hook(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
-}
-
-int rl_clock_register(RedisModuleCtx *ctx) {
-    return RedisModule_CreateCommand(ctx, "rl.clock", clock_command, "fast allow-loading allow-stale", 0, 0, 0);
 }

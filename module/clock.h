@@ -24,7 +24,12 @@ int64_t rl_clock_expire_at_ms(int64_t now_us, int64_t reset_after_us);
 /* 1 while RL.CLOCK holds the clock frozen. */
 int rl_clock_frozen(void);
 
-/* Registers RL.CLOCK. Called only when the module is loaded with `test-clock`. */
-int rl_clock_register(RedisModuleCtx *ctx);
+/* RL.CLOCK SET <unix_ms> | ADVANCE <ms> | GET | REAL (registered by command.c only when the module is
+ * loaded with `test-clock`). */
+int rl_clock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* Called when RL.CLOCK sets or moves the clock, in that command's context. */
+typedef void (*rl_clock_hook)(RedisModuleCtx *ctx);
+void rl_clock_on_move(rl_clock_hook hook);
 
 #endif

@@ -1,301 +1,104 @@
-/* command.c -- the limiter table, generated from the list, and the one generic path every RL.* command runs.
+/* command.c -- every command of the module, in one table, and the one path of the limiter commands.
  *
- * As SET, SETEX and SETNX share setGenericCommand in Redis, every RL.* command shares rl_generic_command:
- * a command differs from another only by its row in the list (limiters.h), i.e. its syntax (syntax.c)
- * and its storage's steps (rl_module.h); a read-only form (RL.TOKEN_RO) is its command with DRYRUN set
- * and a key opened for reading. The path: parse, read the clock, prepare (validate, decide), commit unless
- * DRYRUN or nothing changes, release, then reply, or for BLOCK hold the reply until wait_ms has passed. A
- * call with WAIT, and every call while some client waits, goes through wait.c instead, which decides it
- * with rl_limiter_decide (the same steps, answering an rl_outcome) in its turn.
+ * The table (register_all_commands) holds every command the module registers: a limiter's command and its
+ * read-only form for each row of the list (limiters.h), RL.ALL and RL.ALL_RO, RL.RESET, RL.SETSTATE, and the
+ * optional RL.CLOCK (module argument test-clock) and CL.THROTTLE (unless no-cl-throttle). Each row gives its
+ * name, function, flags, key spec, COMMAND DOCS (generated from the syntax tables by docs.c for the limiters
+ * and RL.ALL) and ACL categories (from its flags), and one loop registers them.
  *
- * Only a commit touches the key, so only a commit signals it (WATCH, client-side caching) and fires the
- * keyspace event "<command>" in the module class (`d`): the module loads with implicit signalling off,
- * since Redis would otherwise signal every key opened for writing, denied requests included. */
+ * As SET, SETEX and SETNX share setGenericCommand in Redis, every limiter command shares one path: parse its
+ * arguments once into a call (rl_module.h: one clause for RL.TOKEN ... RL.SMOOTH_RO, n for RL.ALL), then run
+ * it: through wait.c when it waits or others wait (the one WAIT dispatch), else decided now (call.c) and
+ * answered (answer.c: counted, then replied or, with BLOCK, held). A command differs from another only by its
+ * row in the list, i.e. its syntax (syntax.c) and its storage's steps; a read-only form (RL.TOKEN_RO) is its
+ * command with DRYRUN set and a key opened for reading. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cl_throttle.h"
 #include "clock.h"
 #include "compat.h"
+#include "docs.h"
 #include "rl_module.h"
 
-void rl_count(rl_counters *stats, const rl_pending *p) {
-    int real = !(p->req->flags & RL_F_DRYRUN);
-    stats->admitted += p->reply.allowed != 0;
-    stats->denied += p->reply.allowed == 0;
-    if (real) stats->units_admitted += p->reply.granted; /* a refund admits none */
-    if (real && p->changes && p->creates) stats->keys_created++;
+/* --- the path of every limiter command ------------------------------------------------------------------ */
+
+static int run(RedisModuleCtx *ctx, rl_call *call) {
+    if ((call->flags & RL_F_WAIT) || rl_waiters) return rl_wait_run(ctx, call); /* their order decides */
+    rl_outcome o;
+    rl_call_decide(ctx, call, 0, -1, &o);
+    return rl_answer(ctx, call, &o);
 }
 
-void rl_commit(RedisModuleCtx *ctx, rl_pending *p) {
-    p->lim->steps->commit(ctx, p);
-    RedisModule_SignalModifiedKey(ctx, p->keyname);
-    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
-}
-
-/* Decide a parsed request on its key: prepare, commit unless DRYRUN or nothing changes, release. Fills the
- * reply and returns NULL, or returns the error to reply. Counts the call's verdict in stats (NULL: not). */
-static const char *decide(RedisModuleCtx *ctx, const rl_limiter *lim, const rl_request *req, RedisModuleString *key,
-                          rl_counters *stats, rl_reply *reply, char err[RL_ERR_LEN]) {
-    /* Only what prepare does not always set: the effect is filled by prepare (no memset on the hot path). */
-    rl_pending p;
-    p.lim = lim;
-    p.req = req;
-    p.keyname = key;
-    p.key = NULL;
-    p.changes = p.creates = 0;
-    const char *failed = lim->steps->prepare(ctx, &p, err);
-    if (!failed && p.changes && !(req->flags & RL_F_DRYRUN)) rl_commit(ctx, &p);
-    lim->steps->release(ctx, &p);
-    if (failed) {
-        if (stats) stats->errors++;
-        return failed;
-    }
-    if (stats) rl_count(stats, &p);
-    *reply = p.reply;
-    return NULL;
-}
-
-/* Parse argv (command, key, arguments) with syntax; 0, or -1 with err. */
-static int parse_call(const rl_syntax *syntax, RedisModuleString **argv, int argc, rl_request *req,
-                      char err[RL_ERR_LEN]) {
+/* A limiter's command or read-only form: a call of one clause. */
+static int limiter_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim,
+                           const rl_syntax *syntax, rl_counters *stats) {
     int nargs = argc - 2;
+    if (nargs < syntax->nparams || nargs > RL_MAX_ARGS) return rl_answer_error(ctx, stats, NULL);
+    rl_call call;
+    rl_request *req = &call.clause[0].req;
     const char *args[RL_MAX_ARGS];
     size_t lens[RL_MAX_ARGS];
-    for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
-    if (rl_parse(syntax, nargs, args, lens, req, err) != 0) return -1;
-    if (syntax->excluded & RL_F_DRYRUN) req->flags |= RL_F_DRYRUN; /* a read-only form */
-    req->now_us = rl_clock_now_us();
-    return 0;
-}
-
-void rl_limiter_decide(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
-                       uint32_t add_flags, int64_t cost, rl_counters *stats, rl_outcome *o) {
-    rl_request req;
-    o->all = 0;
-    o->n = 1;
-    o->error = NULL;
-    if (parse_call(lim->syntax, argv, argc, &req, o->errbuf) != 0) { /* it parsed when it came */
-        o->error = o->errbuf;
-        return;
-    }
-    req.flags |= add_flags;
-    if (cost >= 0) req.cost = cost;
-    o->with_granted = (req.flags & RL_F_ATMOST) != 0;
-    o->error = decide(ctx, lim, &req, argv[1], stats, &o->replies[0], o->errbuf);
-    o->allowed = o->replies[0].allowed;
-    o->retry_after_ms = o->replies[0].retry_after_ms;
-}
-
-static int rl_generic_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_limiter *lim,
-                              const rl_syntax *syntax, rl_counters *stats) {
-    stats->calls++;
-    if (argc - 2 < syntax->nparams || argc - 2 > RL_MAX_ARGS) {
-        stats->errors++;
-        return RedisModule_WrongArity(ctx);
-    }
-    rl_request req;
     char err[RL_ERR_LEN];
-    if (parse_call(syntax, argv, argc, &req, err) != 0) {
-        stats->errors++;
-        return RedisModule_ReplyWithError(ctx, err);
-    }
-    /* WAIT, or waiters on some key: their order decides (wait.c). */
-    if ((req.flags & RL_F_WAIT) || rl_waiters)
-        return rl_wait_call(ctx, lim, argv, argc,
-                            (req.flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? req.wait_timeout_ms : 0,
-                            req.flags, &argv[1], 1, stats);
-
-    rl_reply reply;
-    const char *failed = decide(ctx, lim, &req, argv[1], stats, &reply, err);
-    if (failed) return RedisModule_ReplyWithError(ctx, failed);
-    if ((req.flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && reply.allowed && reply.wait_ms > 0 &&
-        rl_can_block(ctx))
-        return rl_hold_reply(ctx, lim, argv, argc, &reply);
-    return rl_send_reply(ctx, &reply, (req.flags & RL_F_ATMOST) != 0);
+    for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[i + 2], &lens[i]);
+    if (rl_parse(syntax, nargs, args, lens, req, err) != 0) return rl_answer_error(ctx, stats, err);
+    if (syntax->excluded & RL_F_DRYRUN) req->flags |= RL_F_DRYRUN; /* a read-only form */
+    call.n = 1;
+    call.all = 0;
+    call.flags = req->flags;
+    call.wait_timeout_ms = req->wait_timeout_ms;
+    call.stats = stats;
+    call.clause[0].lim = lim;
+    call.clause[0].key = argv[1];
+    return run(ctx, &call);
 }
 
-/* --- the table, generated from the list ---------------------------------------------------------------
- *
- * For each row: its command function and its read-only form's. */
+/* RL.ALL and RL.ALL_RO: a call of one clause per key. */
+static int all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_syntax *syn,
+                       rl_counters *stats) {
+    if (RedisModule_IsKeysPositionRequest(ctx)) return rl_all_report_keys(ctx, argv, argc);
+    rl_call call;
+    char err[RL_ERR_LEN];
+    if (rl_all_parse(syn, argv, argc, &call, err) != 0) return rl_answer_error(ctx, stats, err[0] ? err : NULL);
+    call.stats = stats;
+    return run(ctx, &call);
+}
 
-#define LIMITER_FUNCTIONS(id, command, type_name, tag, algorithm, storage)                     \
-    static int command_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {          \
-        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes[RL_LIM_##id],      \
-                                  &rl_stats[2 * RL_LIM_##id]);                                                 \
-    }                                                                                            \
-    static int command_ro_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {       \
-        return rl_generic_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id],   \
-                                  &rl_stats[2 * RL_LIM_##id + 1]);                                             \
+static int command_all(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return all_command(ctx, argv, argc, &rl_all_syntax, &rl_stats[RL_STAT_ALL]);
+}
+
+static int command_all_ro(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return all_command(ctx, argv, argc, &rl_all_syntax_ro, &rl_stats[RL_STAT_ALL_RO]);
+}
+
+/* --- the list's commands, generated -----------------------------------------------------------------------
+ *
+ * For each row of the list: its command function and its read-only form's. */
+
+#define LIMITER_FUNCTIONS(id, command, type_name, tag, algorithm, storage)                                      \
+    static int command_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {                           \
+        return limiter_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes[RL_LIM_##id],           \
+                               &rl_stats[2 * RL_LIM_##id]);                                                      \
+    }                                                                                                             \
+    static int command_ro_##id(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {                        \
+        return limiter_command(ctx, argv, argc, &rl_limiters[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id],        \
+                               &rl_stats[2 * RL_LIM_##id + 1]);                                                  \
     }
 RL_LIMITERS(LIMITER_FUNCTIONS)
 
-#define LIMITER_ROW(id, command, type_name, tag, algorithm, storage)                           \
-    [RL_LIM_##id] = {#id, &rl_syntaxes[RL_LIM_##id], &rl_syntaxes_ro[RL_LIM_##id], type_name, tag, algorithm, \
-                     &rl_##storage##_steps, command_##id, command_ro_##id, NULL},
-rl_limiter rl_limiters[RL_NLIMITERS] = {RL_LIMITERS(LIMITER_ROW)};
+/* The two functions of each row, by its index. */
+#define LIMITER_FNS(id, command, type_name, tag, algorithm, storage) [RL_LIM_##id] = {command_##id, command_ro_##id},
+static const RedisModuleCmdFunc limiter_fns[RL_NLIMITERS][2] = {RL_LIMITERS(LIMITER_FNS)};
 
-/* What the list must get right, checked by the compiler: a module type name has exactly 9 characters
- * (Redis refuses the module at load otherwise), and no two limiters share a tag (a duplicate case label
- * does not compile). */
-#define TYPE_NAME_OK_cell(name) (sizeof(name) == 10)
-#define TYPE_NAME_OK_log(name) 1
-#define CHECK_TYPE_NAME(id, command, type_name, tag, algorithm, storage) \
-    _Static_assert(TYPE_NAME_OK_##storage(type_name), #id ": a module data type name has 9 characters");
-RL_LIMITERS(CHECK_TYPE_NAME)
-
-#define TAG_CASE(id, command, type_name, tag, algorithm, storage) case tag:
-static inline void rl_tags_are_distinct(int tag) {
-    switch (tag) {
-        RL_LIMITERS(TAG_CASE)
-        break;
-    }
-}
-
-/* --- registration ----------------------------------------------------------------------------------- */
+/* --- the table ------------------------------------------------------------------------------------------ */
 
 #define RL_SINCE "1.0.0"
 #define RL_SINCE_RO "1.1.0"
 
-/* COMMAND DOCS' arguments, generated from the syntax tables, so that COMMAND DOCS and redis-cli's hints read
- * as docs/commands.md's syntax lines: `key capacity refill_tokens refill_ms [COST n|REFUND n] [ATMOST] ...`.
- * A number is an integer (a double for a decimal) named as the table names it; an option is optional, its
- * token the option's name, its name the value's ("n", "timeout_ms") or, for a flag (a pure token), the
- * option's in lower case. Options that exclude each other are one optional choice (a oneof, as SET's
- * [NX | XX]): the first option not yet placed, with every later one that excludes each of the choice's
- * members. Redis copies what it is given, so the arguments live in a docs_arena only while a command is
- * registered. */
-#define DOCS_ARGS 64
-#define DOCS_NAMES 64
-#define DOCS_NAME_LEN 48
-
-typedef struct docs_arena {
-    RedisModuleCommandArg args[DOCS_ARGS];
-    char names[DOCS_NAMES][DOCS_NAME_LEN];
-    char summary[192]; /* RL.ALL's spec */
-    int nargs, nnames;
-    int full; /* a table outgrew the arena: registration fails, at load */
-} docs_arena;
-
-/* n zeroed arguments (the last one ends a list), or NULL when the arena is full. */
-static RedisModuleCommandArg *docs_take(docs_arena *d, int n) {
-    if (d->nargs + n > DOCS_ARGS) {
-        d->full = 1;
-        return NULL;
-    }
-    RedisModuleCommandArg *a = &d->args[d->nargs];
-    memset(a, 0, (size_t)n * sizeof *a);
-    d->nargs += n;
-    return a;
-}
-
-/* The lower-case names of options[0..n), joined by "_or_" ("cost_or_refund"), kept in the arena. */
-static const char *docs_name(docs_arena *d, const rl_option_spec *const *options, int n) {
-    if (d->nnames == DOCS_NAMES) {
-        d->full = 1;
-        return "?";
-    }
-    char *out = d->names[d->nnames++];
-    size_t used = 0;
-    for (int i = 0; i < n; i++)
-        for (const char *c = i ? "_or_" : "", *name = options[i]->name; *c || *name;) {
-            char ch = *c ? *c++ : *name++;
-            if (used + 1 < DOCS_NAME_LEN) out[used++] = (char)(ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
-        }
-    out[used] = '\0';
-    return out;
-}
-
-static RedisModuleCommandArg docs_option(docs_arena *d, const rl_option_spec *o, int flags) {
-    RedisModuleCommandArgType type = o->slot == RL_NO_VALUE        ? REDISMODULE_ARG_TYPE_PURE_TOKEN
-                                     : RL_SLOT_IS_DECIMAL(o->slot) ? REDISMODULE_ARG_TYPE_DOUBLE
-                                                                   : REDISMODULE_ARG_TYPE_INTEGER;
-    const char *name = o->slot == RL_NO_VALUE ? docs_name(d, &o, 1) : o->value;
-    return (RedisModuleCommandArg){.name = name, .type = type, .key_spec_index = -1, .token = o->name, .flags = flags};
-}
-
-static int exclusive(const rl_option_spec *a, const rl_option_spec *b) {
-    return (a->conflicts & b->flag) && (b->conflicts & a->flag);
-}
-
-/* The numbers of syn at out. Returns how many. */
-static int docs_params(const rl_syntax *syn, RedisModuleCommandArg *out) {
-    for (int i = 0; i < syn->nparams; i++)
-        out[i] = (RedisModuleCommandArg){
-            .name = syn->params[i].name,
-            .type = syn->params[i].kind == RL_DECIMAL ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER,
-            .key_spec_index = -1};
-    return syn->nparams;
-}
-
-/* The options syn takes, but those of `skip`, at out (room for one per option): single options and choices.
- * Returns how many arguments. */
-static int docs_options(docs_arena *d, const rl_syntax *syn, uint32_t skip, RedisModuleCommandArg *out) {
-    uint32_t placed = skip | syn->excluded;
-    int n = 0;
-    for (int i = 0; i < syn->noptions; i++) {
-        if (syn->options[i].flag & placed) continue;
-        const rl_option_spec *members[RL_MAX_ARGS];
-        int m = 0;
-        for (int j = i; j < syn->noptions && m < RL_MAX_ARGS; j++) {
-            const rl_option_spec *o = &syn->options[j];
-            int excludes_all = !(o->flag & placed);
-            for (int k = 0; k < m && excludes_all; k++) excludes_all = exclusive(members[k], o);
-            if (!excludes_all) continue;
-            members[m++] = o;
-            placed |= o->flag;
-        }
-        if (m == 1) {
-            out[n++] = docs_option(d, members[0], REDISMODULE_CMD_ARG_OPTIONAL);
-            continue;
-        }
-        RedisModuleCommandArg *choice = docs_take(d, m + 1);
-        if (!choice) return n;
-        for (int k = 0; k < m; k++) choice[k] = docs_option(d, members[k], 0);
-        out[n++] = (RedisModuleCommandArg){.name = docs_name(d, members, m), .type = REDISMODULE_ARG_TYPE_ONEOF,
-                                           .key_spec_index = -1, .flags = REDISMODULE_CMD_ARG_OPTIONAL,
-                                           .subargs = choice};
-    }
-    return n;
-}
-
-/* A limiter's command or read-only form: key, numbers, options. */
-static RedisModuleCommandArg *docs_limiter(docs_arena *d, const rl_syntax *syn) {
-    RedisModuleCommandArg *args = docs_take(d, 2 + syn->nparams + syn->noptions);
-    if (!args) return NULL;
-    args[0] = (RedisModuleCommandArg){.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0};
-    int n = 1 + docs_params(syn, args + 1);
-    docs_options(d, syn, 0, args + n);
-    return args;
-}
-
-/* RL.ALL or RL.ALL_RO: numkeys, the keys, the call's options, then LIMIT spec, once or more. A spec is a
- * string whose summary names the kinds: a clause is the read-only form of its kind's command less the key and
- * ATMOST, whose COMMAND DOCS say it (a block per kind, with its choices, would nest deeper than the 7 levels
- * of aggregates older hiredis readers accept, and make a hint wider than a terminal). */
-static RedisModuleCommandArg *docs_all(docs_arena *d, const rl_syntax *syn) {
-    RedisModuleCommandArg *args = docs_take(d, 4 + syn->noptions);
-    if (!args) return NULL;
-    args[0] = (RedisModuleCommandArg){.name = "numkeys", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1};
-    args[1] = (RedisModuleCommandArg){
-        .name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE};
-    int n = 2 + docs_options(d, syn, 0, args + 2);
-    size_t used = 0;
-    for (int i = 0; i < RL_NLIMITERS && used < sizeof d->summary; i++) {
-        const char *before = i == 0 ? "" : i == RL_NLIMITERS - 1 ? " or " : ", ";
-        used += (size_t)snprintf(d->summary + used, sizeof d->summary - used, "%s%s", before, rl_limiters[i].kind);
-    }
-    if (used < sizeof d->summary)
-        snprintf(d->summary + used, sizeof d->summary - used,
-                 ", then the arguments of that command's read-only form after the key, but ATMOST; one per key");
-    args[n] = (RedisModuleCommandArg){.name = "spec", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1,
-                                      .token = "LIMIT", .summary = d->summary,
-                                      .flags = REDISMODULE_CMD_ARG_MULTIPLE | REDISMODULE_CMD_ARG_MULTIPLE_TOKEN};
-    return args;
-}
-
-/* Where a command's keys are: one at argument 1, every argument from 1 on, or numkeys at 1 and the keys
- * after it. Key specs make COMMAND GETKEYS, ACL key patterns and Cluster routing (CROSSSLOT) see them. */
-typedef enum { KEY_AT_1, KEYS_FROM_1, KEYS_COUNTED } key_layout;
+/* Where a command's keys are: one at argument 1, every argument from 1 on, numkeys at 1 and the keys after
+ * it, or none (RL.CLOCK). Key specs make COMMAND GETKEYS, ACL key patterns and Cluster routing (CROSSSLOT) see them. */
+typedef enum { KEY_AT_1, KEYS_FROM_1, KEYS_COUNTED, NO_KEYS } key_layout;
 
 static RedisModuleCommandKeySpec key_spec(key_layout layout, uint64_t flags) {
     RedisModuleCommandKeySpec spec = {.flags = flags, .begin_search_type = REDISMODULE_KSPEC_BS_INDEX, .bs.index.pos = 1};
@@ -312,6 +115,12 @@ static RedisModuleCommandKeySpec key_spec(key_layout layout, uint64_t flags) {
     return spec;
 }
 
+/* Which commands load only with a module argument. */
+typedef enum { ALWAYS, WITH_TEST_CLOCK, WITH_CL_THROTTLE } load_when;
+
+/* What COMMAND DOCS says of a command's arguments: generated from a limiter's syntax or RL.ALL's, or given. */
+typedef enum { DOCS_NONE, DOCS_LIMITER, DOCS_ALL, DOCS_GIVEN } docs_kind;
+
 typedef struct command_def {
     const char *name;
     RedisModuleCmdFunc fn;
@@ -320,78 +129,119 @@ typedef struct command_def {
     key_layout keys;
     uint64_t key_flags;
     const char *since, *summary, *complexity;
-    RedisModuleCommandArg *args; /* NULL: none described */
+    docs_kind docs;
+    const rl_syntax *syntax;            /* DOCS_LIMITER, DOCS_ALL */
+    const RedisModuleCommandArg *given; /* DOCS_GIVEN */
+    int acl;                            /* 1: @ratelimit, @read or @write, @fast as its flags say */
+    load_when when;
 } command_def;
 
-static int register_command(RedisModuleCtx *ctx, const command_def *def) {
-    /* The legacy first/last/step key positions; a counted layout has none (its key spec says). */
-    int first = def->keys == KEYS_COUNTED ? 0 : 1, last = def->keys == KEY_AT_1 ? 1 : def->keys == KEYS_FROM_1 ? -1 : 0;
-    if (RedisModule_CreateCommand(ctx, def->name, def->fn, def->flags, first, last, first) != REDISMODULE_OK)
-        return REDISMODULE_ERR;
-    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, def->name);
-    /* ACL categories follow the flags: @read or @write, @fast, and @ratelimit. */
-    if (rl_compat_set_acl(cmd, strstr(def->flags, "readonly") != NULL, strstr(def->flags, "fast") != NULL) !=
-        REDISMODULE_OK)
-        return REDISMODULE_ERR;
+/* The legacy first/last/step key positions; a counted layout has none (its key spec says), nor a command
+ * without keys. */
+static void legacy_keys(const command_def *def, int *first, int *last) {
+    *first = def->keys == KEYS_COUNTED || def->keys == NO_KEYS ? 0 : 1;
+    *last = def->keys == KEY_AT_1 ? 1 : def->keys == KEYS_FROM_1 ? -1 : 0;
+}
+
+static int describe(RedisModuleCommand *cmd, const command_def *def) {
+    rl_docs_arena docs = {0};
+    RedisModuleCommandArg *args = NULL;
+    if (def->docs == DOCS_LIMITER) args = rl_docs_limiter(&docs, def->syntax);
+    else if (def->docs == DOCS_ALL) args = rl_docs_all(&docs, def->syntax);
+    else if (def->docs == DOCS_GIVEN) args = (RedisModuleCommandArg *)def->given; /* Redis copies it */
+    if (def->docs != DOCS_NONE && (!args || docs.full)) return REDISMODULE_ERR;
     RedisModuleCommandKeySpec key_specs[] = {key_spec(def->keys, def->key_flags), {0}};
     RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION,
                                    .arity = def->arity,
-                                   .key_specs = key_specs,
+                                   .key_specs = def->keys == NO_KEYS ? NULL : key_specs,
                                    .since = def->since,
                                    .summary = def->summary,
                                    .complexity = def->complexity,
-                                   .args = def->args};
-    return cmd && RedisModule_SetCommandInfo(cmd, &info) == REDISMODULE_OK ? REDISMODULE_OK : REDISMODULE_ERR;
+                                   .args = args};
+    return RedisModule_SetCommandInfo(cmd, &info);
 }
 
-/* A limiter's command or read-only form, described from its syntax. */
-static int register_limiter_command(RedisModuleCtx *ctx, const rl_syntax *syn, RedisModuleCmdFunc fn,
-                                    const char *flags, uint64_t key_flags) {
-    docs_arena docs = {0};
-    RedisModuleCommandArg *args = docs_limiter(&docs, syn);
-    if (!args || docs.full) return REDISMODULE_ERR;
-    command_def def = {syn->name, fn, flags, -(2 + syn->nparams), KEY_AT_1, key_flags, syn->since, syn->summary,
-                       syn->complexity, args};
-    return register_command(ctx, &def);
+/* Register one row. A name already taken is an error, but CL.THROTTLE's: redis-cell, loaded first, has it,
+ * and both cannot serve it; the module then loads without its own, with a warning. */
+static int register_command(RedisModuleCtx *ctx, const command_def *def) {
+    int first, last;
+    legacy_keys(def, &first, &last);
+    if (RedisModule_CreateCommand(ctx, def->name, def->fn, def->flags, first, last, first) != REDISMODULE_OK) {
+        if (def->when != WITH_CL_THROTTLE) return REDISMODULE_ERR;
+        RedisModule_Log(ctx, "warning", "ratelimit: CL.THROTTLE is already a command (redis-cell loaded?): loading without ours");
+        return REDISMODULE_OK;
+    }
+    if (def->when == WITH_CL_THROTTLE) rl_cl_throttle_on = 1;
+    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, def->name);
+    if (!cmd) return REDISMODULE_ERR;
+    if (def->acl && rl_compat_set_acl(cmd, strstr(def->flags, "readonly") != NULL, strstr(def->flags, "fast") != NULL) !=
+                        REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    return describe(cmd, def);
 }
 
-/* RL.ALL or RL.ALL_RO, described from its syntax and its clauses'. RL.ALL may hold a sliding log, hence not
- * fast. */
-static int register_all(RedisModuleCtx *ctx, const rl_syntax *syn, RedisModuleCmdFunc fn, const char *flags,
-                        uint64_t key_flags) {
-    docs_arena docs = {0};
-    RedisModuleCommandArg *args = docs_all(&docs, syn);
-    if (!args || docs.full) return REDISMODULE_ERR;
-    command_def def = {syn->name, fn, flags, -6, KEYS_COUNTED, key_flags, syn->since, syn->summary, syn->complexity,
-                       args};
-    return register_command(ctx, &def);
-}
-
-static RedisModuleCommandArg reset_args[] = {
+static const RedisModuleCommandArg reset_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
     {0}};
 
-int rl_commands_register(RedisModuleCtx *ctx) {
+static const RedisModuleCommandArg clock_set[] = {
+    {.name = "unix_ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1}, {0}};
+static const RedisModuleCommandArg clock_advance[] = {
+    {.name = "ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1}, {0}};
+static const RedisModuleCommandArg clock_args[] = {
+    {.name = "subcommand",
+     .type = REDISMODULE_ARG_TYPE_ONEOF,
+     .key_spec_index = -1,
+     .subargs = (RedisModuleCommandArg[]){
+         {.name = "set", .type = REDISMODULE_ARG_TYPE_BLOCK, .key_spec_index = -1, .token = "SET",
+          .subargs = (RedisModuleCommandArg *)clock_set},
+         {.name = "advance", .type = REDISMODULE_ARG_TYPE_BLOCK, .key_spec_index = -1, .token = "ADVANCE",
+          .subargs = (RedisModuleCommandArg *)clock_advance},
+         {.name = "get", .type = REDISMODULE_ARG_TYPE_PURE_TOKEN, .key_spec_index = -1, .token = "GET"},
+         {.name = "real", .type = REDISMODULE_ARG_TYPE_PURE_TOKEN, .key_spec_index = -1, .token = "REAL"},
+         {0}}},
+    {0}};
+
+#define MAX_COMMANDS (2 * RL_NLIMITERS + 6)
+
+int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
     const uint64_t read = REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS;
+    command_def table[MAX_COMMANDS];
+    int n = 0;
     for (int i = 0; i < RL_NLIMITERS; i++) {
         const rl_limiter *lim = &rl_limiters[i];
-        if (register_limiter_command(ctx, lim->syntax, lim->command, lim->steps->flags, update) != REDISMODULE_OK ||
-            register_limiter_command(ctx, lim->syntax_ro, lim->command_ro, lim->steps->flags_ro, read) != REDISMODULE_OK)
-            return REDISMODULE_ERR;
+        const rl_syntax *syn = lim->syntax, *ro = lim->syntax_ro;
+        table[n++] = (command_def){syn->name, limiter_fns[i][0], lim->steps->flags, -(2 + syn->nparams), KEY_AT_1, update,
+                                   syn->since, syn->summary, syn->complexity, DOCS_LIMITER, syn, NULL, 1, ALWAYS};
+        table[n++] = (command_def){ro->name, limiter_fns[i][1], lim->steps->flags_ro, -(2 + ro->nparams), KEY_AT_1, read,
+                                   ro->since, ro->summary, ro->complexity, DOCS_LIMITER, ro, NULL, 1, ALWAYS};
     }
-    if (register_all(ctx, &rl_all_syntax, rl_all_command, "write deny-oom getkeys-api", update) != REDISMODULE_OK ||
-        register_all(ctx, &rl_all_syntax_ro, rl_all_ro_command, "readonly getkeys-api", read) != REDISMODULE_OK)
-        return REDISMODULE_ERR;
-    /* RL.RESET may delete a sliding log. */
-    const command_def others[] = {
-        {"rl.reset", rl_reset_command, "write", -2, KEYS_FROM_1, REDISMODULE_CMD_KEY_RM | REDISMODULE_CMD_KEY_DELETE,
-         RL_SINCE_RO, "Deletes limiter keys, answering how many held a limiter.",
-         "O(N) in the keys, plus O(M) for a sliding log of M entries", reset_args},
-        {"rl.setstate", rl_setstate_command, "write deny-oom fast", -3, KEY_AT_1,
-         REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE, RL_SINCE, NULL, NULL, NULL},
-    };
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-        if (register_command(ctx, &others[i]) != REDISMODULE_OK) return REDISMODULE_ERR;
+    /* RL.ALL may hold a sliding log, hence not fast; RL.RESET may delete one. */
+    const rl_syntax *all = &rl_all_syntax, *all_ro = &rl_all_syntax_ro;
+    table[n++] = (command_def){all->name, command_all, "write deny-oom getkeys-api", -6, KEYS_COUNTED, update,
+                               all->since, all->summary, all->complexity, DOCS_ALL, all, NULL, 1, ALWAYS};
+    table[n++] = (command_def){all_ro->name, command_all_ro, "readonly getkeys-api", -6, KEYS_COUNTED, read,
+                               all_ro->since, all_ro->summary, all_ro->complexity, DOCS_ALL, all_ro, NULL, 1, ALWAYS};
+    table[n++] = (command_def){"rl.reset", rl_reset_command, "write", -2, KEYS_FROM_1,
+                               REDISMODULE_CMD_KEY_RM | REDISMODULE_CMD_KEY_DELETE, RL_SINCE_RO,
+                               "Deletes limiter keys, answering how many held a limiter.",
+                               "O(N) in the keys, plus O(M) for a sliding log of M entries", DOCS_GIVEN, NULL,
+                               reset_args, 1, ALWAYS};
+    table[n++] = (command_def){"rl.setstate", rl_setstate_command, "write deny-oom fast", -3, KEY_AT_1,
+                               REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE, RL_SINCE, NULL, NULL, DOCS_NONE,
+                               NULL, NULL, 1, ALWAYS};
+    /* The test clock is in no ACL category: it is no limiter command, and no user should reach it. */
+    table[n++] = (command_def){"rl.clock", rl_clock_command, "fast allow-loading allow-stale", -2, NO_KEYS, 0, RL_SINCE,
+                               "Freezes, moves, reads or releases the module's test clock.", "O(1), and O(N) in the "
+                               "clients waiting when the clock moves", DOCS_GIVEN, NULL, clock_args, 0, WITH_TEST_CLOCK};
+    table[n++] = (command_def){RL_CL_THROTTLE_NAME, rl_cl_throttle_command, "write deny-oom fast", -5, KEY_AT_1, update,
+                               RL_SINCE_RO, RL_CL_THROTTLE_SUMMARY, "O(1)", DOCS_GIVEN, NULL, rl_cl_throttle_args, 1,
+                               WITH_CL_THROTTLE};
+    for (int i = 0; i < n; i++) {
+        const command_def *def = &table[i];
+        if ((def->when == WITH_TEST_CLOCK && !test_clock) || (def->when == WITH_CL_THROTTLE && !cl_throttle)) continue;
+        if (register_command(ctx, def) != REDISMODULE_OK) return REDISMODULE_ERR;
+    }
     return REDISMODULE_OK;
 }

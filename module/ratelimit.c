@@ -1,15 +1,13 @@
 /* ratelimit.c -- the module's entry point.
  *
- * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), the RL.* commands
- * (command.c), CL.THROTTLE (cl_throttle.c) unless loaded with the argument `no-cl-throttle`,
- * its INFO section (stats.c), the server events that say whether effects must be replicated (effects.c),
- * and, when loaded with the argument `test-clock`, RL.CLOCK (clock.c). Only RedisModule_OnLoad is
+ * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), every command
+ * (command.c's table: the RL.* commands, CL.THROTTLE unless loaded with the argument `no-cl-throttle`, and
+ * RL.CLOCK when loaded with `test-clock`), its INFO section (stats.c), the server events that say whether
+ * effects must be replicated (effects.c), and the clock's hook into waiting (wait.c). Only RedisModule_OnLoad is
  * exported from the shared object; everything else is hidden. */
 #include <string.h>
 #include <strings.h>
 
-#include "cl_throttle.h"
-#include "clock.h"
 #include "compat.h"
 #include "rl_module.h"
 
@@ -40,10 +38,9 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS | REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     if (rl_compat_init(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
-    if (rl_commands_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_commands_register(ctx, test_clock, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_effects_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
-    if (rl_cl_throttle_register(ctx, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
-    if (test_clock && rl_clock_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    rl_wait_init();
     return REDISMODULE_OK;
 }

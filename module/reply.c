@@ -5,7 +5,23 @@
 
 static int is_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
 
-int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
+static int send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted) {
+    const long long values[RL_REPLY_FIELDS + 1] = {reply->allowed,        reply->limit,          reply->remaining,
+                                                   reply->retry_after_ms, reply->reset_after_ms, reply->wait_ms,
+                                                   reply->granted};
+    int resp3 = is_resp3(ctx), fields = RL_REPLY_FIELDS + (with_granted != 0);
+    if (resp3)
+        RedisModule_ReplyWithMap(ctx, fields);
+    else
+        RedisModule_ReplyWithArray(ctx, fields);
+    for (int i = 0; i < fields; i++) {
+        if (resp3) RedisModule_ReplyWithSimpleString(ctx, rl_reply_field_names[i]);
+        RedisModule_ReplyWithLongLong(ctx, values[i]);
+    }
+    return REDISMODULE_OK;
+}
+
+static int send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
                       const rl_reply *limits, int n) {
     int resp3 = is_resp3(ctx);
     if (resp3) {
@@ -23,28 +39,12 @@ int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_
         RedisModule_ReplyWithSimpleString(ctx, "limits");
         RedisModule_ReplyWithArray(ctx, n);
     }
-    for (int i = 0; i < n; i++) rl_send_reply(ctx, &limits[i], 0);
-    return REDISMODULE_OK;
-}
-
-int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted) {
-    const long long values[RL_REPLY_FIELDS + 1] = {reply->allowed,        reply->limit,          reply->remaining,
-                                                   reply->retry_after_ms, reply->reset_after_ms, reply->wait_ms,
-                                                   reply->granted};
-    int resp3 = is_resp3(ctx), fields = RL_REPLY_FIELDS + (with_granted != 0);
-    if (resp3)
-        RedisModule_ReplyWithMap(ctx, fields);
-    else
-        RedisModule_ReplyWithArray(ctx, fields);
-    for (int i = 0; i < fields; i++) {
-        if (resp3) RedisModule_ReplyWithSimpleString(ctx, rl_reply_field_names[i]);
-        RedisModule_ReplyWithLongLong(ctx, values[i]);
-    }
+    for (int i = 0; i < n; i++) send_reply(ctx, &limits[i], 0);
     return REDISMODULE_OK;
 }
 
 int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o) {
     if (o->error) return RedisModule_ReplyWithError(ctx, o->error);
-    if (o->all) return rl_send_all_reply(ctx, o->allowed, o->retry_after_ms, o->reset_after_ms, o->replies, o->n);
-    return rl_send_reply(ctx, &o->replies[0], o->with_granted);
+    if (o->all) return send_all_reply(ctx, o->allowed, o->retry_after_ms, o->reset_after_ms, o->replies, o->n);
+    return send_reply(ctx, &o->replies[0], o->with_granted);
 }

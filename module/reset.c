@@ -15,9 +15,9 @@ static int holds_limiter(RedisModuleKey *key) {
 
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     rl_counters *stats = &rl_stats[RL_STAT_RESET];
-    stats->calls++;
+    rl_tally error = {RL_TALLY_ERROR, 0, 0, 0, 0};
     if (argc < 2) {
-        stats->errors++;
+        rl_stats_count(stats, &error);
         return RedisModule_WrongArity(ctx);
     }
     for (int i = 1; i < argc; i++) {
@@ -25,7 +25,7 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         int ok = holds_limiter(key);
         RedisModule_CloseKey(key);
         if (!ok) {
-            stats->errors++;
+            rl_stats_count(stats, &error);
             return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
         }
     }
@@ -42,6 +42,7 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         RedisModule_CloseKey(key);
     }
     if (deleted) rl_wait_serve_keys(ctx, argv + 1, argc - 1); /* a forgotten limiter is a full one */
-    stats->keys_deleted += deleted;
+    rl_tally t = {RL_TALLY_DONE, 0, 0, 0, deleted};
+    rl_stats_count(stats, &t);
     return RedisModule_ReplyWithLongLong(ctx, deleted);
 }

@@ -72,21 +72,21 @@ struct rl_limiter {
     unsigned char tag;             /* its kind in the replicated RL.SETSTATE state */
     const rl_algorithm *alg;       /* cell limiters */
     const rl_steps *steps;
-    RedisModuleCmdFunc command, command_ro;
     RedisModuleType *type;         /* cell limiters: set at load */
 };
 
+/* limiters.c: the list's rows; and their kinds as a message lists them ("TOKEN, LEAKY or WINDOW": last is
+ * what comes before the last), of one storage (steps) or of all (NULL). */
 extern rl_limiter rl_limiters[RL_NLIMITERS];
+void rl_kind_names(char *dst, size_t dstlen, const rl_steps *steps, const char *last);
 
-/* command.c */
-int rl_commands_register(RedisModuleCtx *ctx);
-/* Commit a prepared effect: the storage's commit, then signal the key and fire "<command>". */
-void rl_commit(RedisModuleCtx *ctx, rl_pending *p);
+/* command.c: the command table (every command of the module, its registration and COMMAND DOCS). Which
+ * optional commands load: RL.CLOCK with the module argument test-clock, CL.THROTTLE unless no-cl-throttle. */
+int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle);
 
-/* all.c, reset.c */
-int rl_all_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int rl_all_ro_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* reset.c, setstate.c: commands beside the limiters (RL.CLOCK: clock.h, CL.THROTTLE: cl_throttle.h). */
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* store_cell.c, store_log.c */
 extern const rl_steps rl_cell_steps, rl_log_steps;
@@ -106,10 +106,9 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
 void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
                  unsigned n);
 
-/* setstate.c: the replicated effect of a cell write, and RL.SETSTATE which applies it. */
+/* setstate.c: the replicated effect of a cell write (RL.SETSTATE applies it). */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
                        unsigned n, int64_t expire_at_ms);
-int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* effects.c: 1 when something may receive replicated effects (AOF, a replication backlog, a replica): the
  * caller then builds and replicates its effect. 0 when nothing can: the caller skips it (this has counted the
@@ -134,23 +133,47 @@ typedef struct rl_counters {
 #define RL_STAT_RESET (RL_STAT_ALL + 3)
 #define RL_NSTATS (RL_STAT_ALL + 4)
 extern rl_counters rl_stats[RL_NSTATS];
-/* CL.THROTTLE is registered (cl_throttle.c): INFO shows its counters only then. */
+/* CL.THROTTLE is registered (command.c): INFO shows its counters only then. */
 extern int rl_cl_throttle_on;
+/* Clients blocked by the module now: waiting with WAIT (wait.c) or held by BLOCK (answer.c). */
 extern long long rl_clients_waiting;
 int rl_stats_register(RedisModuleCtx *ctx);
-/* Count a call that was decided (and committed when it changed its key); command.c. */
-void rl_count(rl_counters *stats, const rl_pending *p);
+/* What one call adds to its command's counters, once, when it is answered: a call, and then an error; a
+ * verdict with the units it took and the keys it made; the keys it deleted (RL.RESET, which has no verdict);
+ * or nothing more (a waiter that left). */
+typedef enum { RL_TALLY_GONE, RL_TALLY_ERROR, RL_TALLY_DECIDED, RL_TALLY_DONE } rl_tally_kind;
+typedef struct rl_tally {
+    rl_tally_kind kind;
+    int allowed;
+    long long units, keys_created, keys_deleted;
+} rl_tally;
+/* The one place where counters change. */
+void rl_stats_count(rl_counters *stats, const rl_tally *t);
 
-/* reply.c */
-/* The six fields, and `granted` seventh when with_granted (ATMOST). */
-int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted);
-/* RL.ALL's reply: allowed, retry_after_ms, reset_after_ms, then the per-limit replies (RESP3: a map with
- * them under "limits"). */
-int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
-                      const rl_reply *limits, int n);
-/* What one call answers: an error, one limiter's reply, or RL.ALL's (the verdict, retry and reset, then a
- * reply per limit). allowed and retry_after_ms are the call's either way. */
+/* The call model (call.c). Every limiter command is parsed once into a call: 1 to RL_ALL_MAX_LIMITS clauses,
+ * each a limiter with its key and its request. A single-key command (RL.TOKEN, RL.TOKEN_RO, ...) is a call of
+ * one clause; RL.ALL is a call of n, all or nothing. One function decides a call, and its outcome is what the
+ * answer (answer.c), the counters and the waiting code (wait.c) read. */
 #define RL_ALL_MAX_LIMITS 16
+
+typedef struct rl_clause {
+    const rl_limiter *lim;
+    RedisModuleString *key;
+    rl_request req;
+} rl_clause;
+
+typedef struct rl_call {
+    int n;                   /* clauses */
+    int all;                 /* RL.ALL: admitted only if every clause admits, written all or nothing */
+    uint32_t flags;          /* the call's own options: DRYRUN, WAIT, BLOCK, ATMOST (one clause's, or RL.ALL's) */
+    int64_t wait_timeout_ms; /* with RL_F_WAIT */
+    rl_counters *stats;      /* its command's */
+    rl_clause clause[RL_ALL_MAX_LIMITS];
+} rl_call;
+
+/* What a call answers: an error, one limiter's reply, or RL.ALL's (the verdict, retry and reset, then a
+ * reply per limit); allowed and retry_after_ms are the call's either way. units and keys_created are what a
+ * written call took and made, for the counters. */
 typedef struct rl_outcome {
     const char *error;        /* NULL, or the error to reply: errbuf, or a constant such as WRONGTYPE */
     char errbuf[RL_ERR_LEN];
@@ -158,38 +181,51 @@ typedef struct rl_outcome {
     int with_granted;         /* ATMOST: `granted` seventh */
     int n;                    /* replies */
     int64_t allowed, retry_after_ms, reset_after_ms;
+    long long units, keys_created;
     rl_reply replies[RL_ALL_MAX_LIMITS];
 } rl_outcome;
+
+/* Decide call at the clock's time: prepare every clause (nothing written; the first error ends it), then
+ * commit (unless DRYRUN) the clauses whose effect changes their key: every one when the call is admitted,
+ * none when RL.ALL is denied (each then described as it stands), and a single clause's effect whatever its
+ * verdict (a denied sliding-log attempt is logged); release. look_flags are or-ed into every request for this
+ * decision only (RL_F_DRYRUN to look), and cost >= 0 replaces every request's. Counts nothing. */
+void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o);
+
+/* all.c: parse RL.ALL's or RL.ALL_RO's arguments (syn: rl_all_syntax or rl_all_syntax_ro) into call. 0, or -1
+ * with err (empty: the wrong number of arguments). report_keys answers Redis's getkeys request. */
+int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]);
+int rl_all_report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* reply.c: send an outcome. */
 int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o);
 
-/* Decide a call again from its arguments (command, key or numkeys, ...) at the clock's time, as the command
- * would, committing what it admits: a limiter's (command.c; cost >= 0 replaces the request's) or RL.ALL's
- * (all.c). add_flags are or-ed into the request (RL_F_DRYRUN to look). Counts the verdict in stats (NULL:
- * not). */
-void rl_limiter_decide(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
-                       uint32_t add_flags, int64_t cost, rl_counters *stats, rl_outcome *o);
-void rl_all_decide(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, uint32_t add_flags, rl_counters *stats,
-                   rl_outcome *o);
-
-/* wait.c: server-side waiting. */
-/* Clients waiting with WAIT: while there are none, commands skip every waiting check. */
-extern long long rl_waiters;
+/* answer.c: the end of every call: count it (rl_stats_count), then answer it. */
+/* Reply now, or with BLOCK hold the admitted reply server-side for its wait_ms (its fields made true when
+ * it is sent). */
+int rl_answer(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
+/* A call that failed before it was decided: its error (NULL: the wrong number of arguments). */
+int rl_answer_error(RedisModuleCtx *ctx, rl_counters *stats, const char *err);
+/* A blocked client's answer, sent by answer.c's reply callback, which wait.c blocks its clients with. */
+void rl_answer_blocked(RedisModuleBlockedClient *bc, const rl_call *call, const rl_outcome *o);
+RedisModuleBlockedClient *rl_answer_block(RedisModuleCtx *ctx, RedisModuleCmdFunc timeout_cb);
+/* In a blocked client's timeout callback (CLIENT UNBLOCK): its answer, replied in ctx. */
+int rl_answer_unblocked(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
+/* A blocked call that ends with no answer (disconnect, CLIENT UNBLOCK ... ERROR): counted as a call only. */
+void rl_answer_gone(const rl_call *call);
 /* 1 when this call may block its client (not in MULTI, a script, a replicated or loading stream). */
 int rl_can_block(RedisModuleCtx *ctx);
-/* A call with WAIT timeout_ms (> 0; 0: a call that does not wait), or any call while clients wait: serve
- * the waiters on its keys first (in arrival order), then decide it, and block it when it should wait. lim
- * NULL: RL.ALL, whose keys are keys[0..nkeys). flags: the parsed request's (BLOCK is held as usual).
- * stats: the command's counters (its call is counted). */
-int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc, int64_t timeout_ms,
-                 uint32_t flags, RedisModuleString **keys, int nkeys, rl_counters *stats);
+
+/* wait.c: server-side waiting (WAIT). */
+/* Clients waiting with WAIT: while there are none, calls skip every waiting check. */
+extern long long rl_waiters;
+/* A call with WAIT, or any call while clients wait: serve the waiters on its keys first (in arrival order),
+ * then decide it, and block it when it should wait; else answer it (rl_answer). */
+int rl_wait_run(RedisModuleCtx *ctx, rl_call *call);
 /* In a command on keys[0..nkeys) of the selected database: admit, in order, the waiters on them that fit
- * (before a call on them is decided, and after budget came back: a refund, RL.RESET). */
-void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString **keys, int nkeys);
-/* The module's clock was set or moved (RL.CLOCK): serve every waiter that may now fit. */
-void rl_wait_clock_moved(RedisModuleCtx *ctx);
-/* BLOCK: block the client and send reply (admitted with wait_ms) after reply->wait_ms, its fields made true
- * at that moment by the call's arguments. */
-int rl_hold_reply(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
-                  const rl_reply *reply);
+ * (after budget came back: RL.RESET). */
+void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString *const *keys, int nkeys);
+/* At load: waiting learns from the clock (clock.c's hook) when the test clock moves. */
+void rl_wait_init(void);
 
 #endif

@@ -64,15 +64,6 @@ static const rl_limiter *cell_limiter_named(RedisModuleString *arg) {
     return NULL;
 }
 
-/* "TOKEN, LEAKY, WINDOW": the kinds a message lists. */
-static void kind_names(char *dst, size_t dstlen) {
-    size_t used = 0;
-    dst[0] = '\0';
-    for (int i = 0; i < RL_NLIMITERS && used < dstlen; i++)
-        if (rl_limiters[i].steps == &rl_cell_steps)
-            used += (size_t)snprintf(dst + used, dstlen - used, "%s%s", used ? ", " : "", rl_limiters[i].kind);
-}
-
 static int arg_int64(RedisModuleString *arg, int64_t *out) {
     size_t len;
     const char *s = RedisModule_StringPtrLen(arg, &len);
@@ -106,7 +97,7 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
     out->lim = cell_limiter_named(argv[2]);
     if (!out->lim) {
         char kinds[64];
-        kind_names(kinds, sizeof kinds);
+        rl_kind_names(kinds, sizeof kinds, &rl_cell_steps, ", ");
         snprintf(err, RL_ERR_LEN, "ERR kind: must be one of %s", kinds);
         return err;
     }

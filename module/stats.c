@@ -6,7 +6,9 @@
  * "ratelimit_<command>_<counter>:<n>" (Redis prefixes a module's fields with its name), so exporters that
  * scrape INFO read them as they are. Every command has the same six counters but RL.RESET, which decides
  * nothing and so has calls, errors and keys_deleted; CL.THROTTLE's are shown only while it is registered.
- * Counting costs a few increments of a static array on the hot path. Redis 7.0 tells a module nothing of
+ * Every call is counted once, when it is answered (answer.c; CL.THROTTLE and RL.RESET, which answer
+ * themselves, likewise), through rl_stats_count, the one place where a counter changes: a call that waits is
+ * counted with the verdict it finally gets. Counting costs a few increments of a static array on the hot path. Redis 7.0 tells a module nothing of
  * CONFIG RESETSTAT, so the counters run from the module's load. */
 #include <stdio.h>
 
@@ -58,3 +60,17 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
 }
 
 int rl_stats_register(RedisModuleCtx *ctx) { return RedisModule_RegisterInfoFunc(ctx, info); }
+
+void rl_stats_count(rl_counters *stats, const rl_tally *t) {
+    stats->calls++;
+    if (t->kind == RL_TALLY_ERROR) {
+        stats->errors++;
+    } else if (t->kind == RL_TALLY_DECIDED) {
+        stats->admitted += t->allowed != 0;
+        stats->denied += t->allowed == 0;
+        stats->units_admitted += t->units;
+        stats->keys_created += t->keys_created;
+    } else if (t->kind == RL_TALLY_DONE) {
+        stats->keys_deleted += t->keys_deleted;
+    }
+}

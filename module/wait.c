@@ -1,7 +1,6 @@
-/* wait.c -- server-side waiting: WAIT timeout_ms (RL.TOKEN, RL.WINDOW, RL.ALL) and BLOCK's held replies
- * (RL.LEAKY, RL.SMOOTH), with no polling.
+/* wait.c -- server-side waiting: WAIT timeout_ms (RL.TOKEN, RL.WINDOW, RL.ALL), with no polling.
  *
- * WAIT. A request that is denied, but would fit within timeout_ms if nothing else happened (its
+ * A request that is denied, but would fit within timeout_ms if nothing else happened (its
  * retry_after_ms is at most the timeout), blocks its client as BLPOP does. The waiters on one key form a
  * queue in arrival order (an RL.ALL waiter stands in the queue of each of its keys), and the rule is strict
  * first-in first-out per key:
@@ -35,11 +34,10 @@
  * the OOM error a fresh call would. A server that became a replica answers its waiters -UNBLOCKED, as Redis
  * answers its own blocked clients then.
  *
- * BLOCK. The decision (and its replication) happens at admission; only the reply waits for wait_ms, under
- * one timer. When it is sent, limit, remaining and reset_after_ms are read again (the same request as a
- * DRYRUN of COST 0), so they are true at that moment; wait_ms stays the wait the request was admitted
- * with. CLIENT UNBLOCK sends it at once (the request was admitted: its reply is the admission), ERROR
- * answers -UNBLOCKED; a disconnect ends it. */
+ * A waiter holds its parsed call (rl_module.h), never its arguments: it is decided again by rl_call_decide as
+ * any call, and answered through answer.c, which counts it once, when it is answered. BLOCK's held replies
+ * are answer.c's. The clock tells this file that it moved through a hook (rl_clock_on_move), so nothing
+ * below the commands calls back up into them. */
 #include <string.h>
 
 #include "clock.h"
@@ -69,24 +67,16 @@ typedef struct place {
     waiter *prev, *next;
 } place;
 
-/* A blocked client: a WAIT waiter (in queues) or a held BLOCK reply (under its own timer). */
+/* A client waiting with WAIT, in the queue of each of its call's keys. */
 struct waiter {
     RedisModuleBlockedClient *bc;
-    int held;
     int db;
-    const rl_limiter *lim; /* NULL: RL.ALL */
-    rl_counters *stats;
-    int argc;
-    RedisModuleString **argv; /* the call's arguments, held */
-    /* WAIT */
+    rl_call call; /* its keys retained */
     int nq;
     queue *q[RL_ALL_MAX_LIMITS];
     place at[RL_ALL_MAX_LIMITS];
     int64_t deadline_ms;  /* real ms */
     int64_t retry_at_us;  /* module clock: when the last decision as head said it fits; -1 unknown */
-    /* BLOCK */
-    rl_reply reply;
-    RedisModuleTimerID timer;
 };
 
 static RedisModuleDict *queues;  /* name -> queue */
@@ -104,22 +94,17 @@ static int64_t real_ms(void) { return (int64_t)RedisModule_Milliseconds(); }
 
 /* --- waiters and queues --------------------------------------------------------------------------------- */
 
-static waiter *waiter_new(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
-                          rl_counters *stats) {
+static waiter *waiter_new(RedisModuleCtx *ctx, const rl_call *call) {
     waiter *w = RedisModule_Calloc(1, sizeof *w);
     w->db = RedisModule_GetSelectedDb(ctx);
-    w->lim = lim;
-    w->stats = stats;
-    w->argc = argc;
-    w->argv = RedisModule_Alloc(sizeof *w->argv * (size_t)argc);
-    for (int i = 0; i < argc; i++) w->argv[i] = RedisModule_CreateStringFromString(NULL, argv[i]);
+    w->call = *call;
+    for (int i = 0; i < call->n; i++) RedisModule_RetainString(NULL, w->call.clause[i].key);
     w->retry_at_us = -1;
     return w;
 }
 
 static void waiter_free(waiter *w) {
-    for (int i = 0; i < w->argc; i++) RedisModule_FreeString(NULL, w->argv[i]);
-    RedisModule_Free(w->argv);
+    for (int i = 0; i < w->call.n; i++) RedisModule_FreeString(NULL, w->call.clause[i].key);
     RedisModule_Free(w);
 }
 
@@ -205,31 +190,22 @@ static void queue_free(RedisModuleCtx *ctx, queue *q) {
 
 /* --- deciding and answering ------------------------------------------------------------------------------ */
 
-static void decide(RedisModuleCtx *ctx, const waiter *w, uint32_t add_flags, int64_t cost, rl_counters *stats,
-                   rl_outcome *o) {
-    if (w->lim)
-        rl_limiter_decide(ctx, w->lim, w->argv, w->argc, add_flags, cost, stats, o);
-    else
-        rl_all_decide(ctx, w->argv, w->argc, add_flags, stats, o);
+/* Decide w's call now; look_flags RL_F_DRYRUN to look only. */
+static void decide(RedisModuleCtx *ctx, waiter *w, uint32_t look_flags, rl_outcome *o) {
+    rl_call_decide(ctx, &w->call, look_flags, -1, o);
 }
 
 /* Leave the module's books: no longer waiting. */
 static void forget(waiter *w) {
     RedisModule_DictDelC(blocked, &w->bc, sizeof w->bc, NULL);
-    if (!w->held) {
-        unlink_waiter(w);
-        rl_waiters--;
-    }
-    rl_clients_waiting--;
+    unlink_waiter(w);
+    rl_waiters--;
 }
 
-/* Unblock w with o as its reply (reply_cb sends it, free_cb frees it). */
+/* Unblock w with o as its reply (answer.c counts and sends it). */
 static void answer(waiter *w, const rl_outcome *o) {
-    rl_outcome *copy = RedisModule_Alloc(sizeof *copy);
-    *copy = *o;
-    if (copy->error == o->errbuf) copy->error = copy->errbuf;
     forget(w);
-    RedisModule_UnblockClient(w->bc, copy);
+    rl_answer_blocked(w->bc, &w->call, o);
     waiter_free(w);
 }
 
@@ -249,19 +225,15 @@ static enum write_state write_state(RedisModuleCtx *ctx) {
  * writes are held only a decision that writes nothing is made: a denial (or an error) is answered, an
  * admission is the OOM error past maxmemory; otherwise 0 says the request would be admitted and nothing
  * was decided. */
-static int decide_final(RedisModuleCtx *ctx, const waiter *w, enum write_state writes, rl_outcome *o) {
+static int decide_final(RedisModuleCtx *ctx, waiter *w, enum write_state writes, rl_outcome *o) {
     if (writes == WRITES_OK) {
-        decide(ctx, w, 0, -1, w->stats, o);
+        decide(ctx, w, 0, o);
         return 1;
     }
-    decide(ctx, w, RL_F_DRYRUN, -1, NULL, o); /* counted below as the call it stands for */
+    decide(ctx, w, RL_F_DRYRUN, o); /* answered as the call it stands for: a denial writes nothing */
     if (!o->error && o->allowed) {
         if (writes != WRITES_OOM) return 0;
         o->error = OOM_ERROR;
-    }
-    if (w->stats) {
-        if (o->error) w->stats->errors++;
-        else w->stats->denied++;
     }
     return 1;
 }
@@ -275,13 +247,12 @@ static void serve(RedisModuleCtx *ctx, queue *q) {
             return;
         }
         rl_outcome o;
-        decide(ctx, w, RL_F_DRYRUN, -1, NULL, &o);
+        decide(ctx, w, RL_F_DRYRUN, &o);
         if (!o.error && !o.allowed) {
             w->retry_at_us = o.retry_after_ms >= 0 ? rl_clock_now_us() + o.retry_after_ms * 1000 : -1;
             return;
         }
-        if (!o.error) decide(ctx, w, 0, -1, w->stats, &o); /* the same decision, written and counted */
-        else if (w->stats) w->stats->errors++;
+        if (!o.error) decide(ctx, w, 0, &o); /* the same decision, written */
         answer(w, &o);
     }
 }
@@ -394,32 +365,8 @@ static void on_hold_timer(RedisModuleCtx *ctx, void *data) {
 
 /* --- the blocked client's callbacks ---------------------------------------------------------------------- */
 
-static int reply_cb(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    (void)argv, (void)argc;
-    return rl_send_outcome(ctx, RedisModule_GetBlockedClientPrivateData(ctx));
-}
-
-static void free_cb(RedisModuleCtx *ctx, void *privdata) {
-    (void)ctx;
-    if (privdata) RedisModule_Free(privdata);
-}
-
-/* The reply of a held request, its fields read again now. */
-static void held_outcome(RedisModuleCtx *ctx, const waiter *w, rl_outcome *o) {
-    rl_outcome now;
-    decide(ctx, w, RL_F_DRYRUN, 0, NULL, &now);
-    memset(o, 0, sizeof *o);
-    o->n = 1;
-    o->replies[0] = w->reply;
-    if (!now.error) {
-        o->replies[0].limit = now.replies[0].limit;
-        o->replies[0].remaining = now.replies[0].remaining;
-        o->replies[0].reset_after_ms = now.replies[0].reset_after_ms;
-    }
-}
-
-/* CLIENT UNBLOCK (TIMEOUT): a waiter's final answer, a held reply at once. Redis then unblocks the client,
- * and the handle is ours to release (UnblockClient: no reply callback then, the client is gone from it). */
+/* CLIENT UNBLOCK (TIMEOUT): a waiter's final answer. Redis then unblocks the client, and the handle is ours
+ * to release (UnblockClient: no reply callback then, the client is gone from it). */
 static int timeout_cb(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     RedisModuleBlockedClient *bc = RedisModule_GetBlockedClientHandle(ctx);
@@ -427,19 +374,14 @@ static int timeout_cb(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (!w) return RedisModule_ReplyWithNull(ctx);
     rl_outcome o;
     rl_effects_forced++;
-    if (w->held) {
-        RedisModule_StopTimer(ctx, w->timer, NULL);
-        held_outcome(ctx, w, &o);
-    } else {
-        enum write_state writes = write_state(ctx);
-        if (writes == WRITES_REPLICA) o = (rl_outcome){.error = UNBLOCKED_REPLICA};
-        else if (!decide_final(ctx, w, writes, &o)) o = (rl_outcome){.error = UNBLOCKED_PAUSED};
-    }
+    enum write_state writes = write_state(ctx);
+    if (writes == WRITES_REPLICA) o = (rl_outcome){.error = UNBLOCKED_REPLICA};
+    else if (!decide_final(ctx, w, writes, &o)) o = (rl_outcome){.error = UNBLOCKED_PAUSED};
     rl_effects_forced--;
     forget(w);
+    rl_answer_unblocked(ctx, &w->call, &o);
     waiter_free(w);
     settle(ctx);
-    rl_send_outcome(ctx, &o);
     RedisModule_UnblockClient(bc, NULL);
     return REDISMODULE_OK;
 }
@@ -449,8 +391,8 @@ static int timeout_cb(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 static void disconnect_cb(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc) {
     waiter *w = waiter_of(bc);
     if (!w) return;
-    if (w->held) RedisModule_StopTimer(ctx, w->timer, NULL);
     forget(w);
+    rl_answer_gone(&w->call);
     while (dirty_list) { /* each queue it left is served by an immediate timer */
         queue *q = dirty_list;
         dirty_list = q->next_dirty;
@@ -462,68 +404,65 @@ static void disconnect_cb(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc) {
 }
 
 static void track(RedisModuleCtx *ctx, waiter *w) {
-    w->bc = RedisModule_BlockClient(ctx, reply_cb, timeout_cb, free_cb, 0);
+    w->bc = rl_answer_block(ctx, timeout_cb);
     RedisModule_SetDisconnectCallback(w->bc, disconnect_cb);
     if (!blocked) blocked = RedisModule_CreateDict(NULL);
     RedisModule_DictSetC(blocked, &w->bc, sizeof w->bc, w);
-    rl_clients_waiting++;
 }
 
 /* --- WAIT ----------------------------------------------------------------------------------------------- */
-
-int rl_can_block(RedisModuleCtx *ctx) {
-    int flags = RedisModule_GetContextFlags(ctx);
-    return !(flags & (REDISMODULE_CTX_FLAGS_MULTI | REDISMODULE_CTX_FLAGS_LUA | REDISMODULE_CTX_FLAGS_DENY_BLOCKING |
-                      REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
-}
 
 static int fits_in(const rl_outcome *o, int64_t timeout_ms) {
     return !o->error && !o->allowed && o->retry_after_ms >= 0 && o->retry_after_ms <= timeout_ms;
 }
 
-static int enqueue(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc, int64_t timeout_ms,
-                   RedisModuleString **keys, int nkeys, rl_counters *stats, int64_t retry_after_ms) {
-    waiter *w = waiter_new(ctx, lim, argv, argc, stats);
+static int enqueue(RedisModuleCtx *ctx, const rl_call *call, int64_t timeout_ms, int64_t retry_after_ms) {
+    waiter *w = waiter_new(ctx, call);
     track(ctx, w);
     w->deadline_ms = real_ms() + timeout_ms;
-    for (int i = 0; i < nkeys; i++) push(w, queue_find(w->db, keys[i], 1));
+    for (int i = 0; i < call->n; i++) push(w, queue_find(w->db, call->clause[i].key, 1));
     if (head_everywhere(w) && retry_after_ms >= 0) w->retry_at_us = rl_clock_now_us() + retry_after_ms * 1000;
     rl_waiters++;
     for (int i = 0; i < w->nq; i++) schedule(ctx, w->q[i]);
     return REDISMODULE_OK;
 }
 
-int rl_wait_call(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc, int64_t timeout_ms,
-                 uint32_t flags, RedisModuleString **keys, int nkeys, rl_counters *stats) {
-    int db = RedisModule_GetSelectedDb(ctx), queued = 0;
-    uint32_t dryrun = flags & RL_F_DRYRUN; /* DRYRUN, or a read-only form: it writes nothing, serves no one */
+/* 1 when a queue stands on one of call's keys (in the selected database). */
+static int has_queue(RedisModuleCtx *ctx, const rl_call *call) {
+    int db = RedisModule_GetSelectedDb(ctx);
+    for (int i = 0; i < call->n; i++)
+        if (queue_find(db, call->clause[i].key, 0)) return 1;
+    return 0;
+}
+
+static void serve_keys_of(RedisModuleCtx *ctx, const rl_call *call) {
+    RedisModuleString *keys[RL_ALL_MAX_LIMITS];
+    for (int i = 0; i < call->n; i++) keys[i] = call->clause[i].key;
+    rl_wait_serve_keys(ctx, keys, call->n);
+}
+
+int rl_wait_run(RedisModuleCtx *ctx, rl_call *call) {
+    int dryrun = (call->flags & RL_F_DRYRUN) != 0; /* DRYRUN, or a read-only form: writes nothing, serves no one */
+    int queued = 0;
     if (rl_waiters && !dryrun) { /* the waiters that fit go first */
-        rl_wait_serve_keys(ctx, keys, nkeys);
-        for (int i = 0; i < nkeys && !queued; i++) queued = queue_find(db, keys[i], 0) != NULL;
+        serve_keys_of(ctx, call);
+        queued = has_queue(ctx, call);
     }
+    int64_t timeout_ms = (call->flags & (RL_F_WAIT | RL_F_DRYRUN)) == RL_F_WAIT ? call->wait_timeout_ms : 0;
     int can_wait = timeout_ms > 0 && rl_can_block(ctx);
     rl_outcome o;
     if (can_wait && queued) { /* behind the waiters, if it can fit within its timeout at all */
-        decide(ctx, &(waiter){.lim = lim, .argv = argv, .argc = argc}, RL_F_DRYRUN, -1, NULL, &o);
-        if (!o.error && (o.allowed || fits_in(&o, timeout_ms)))
-            return enqueue(ctx, lim, argv, argc, timeout_ms, keys, nkeys, stats, -1);
-        if (o.error) stats->errors++;
-        else stats->denied++; /* a denial writes nothing: its DRYRUN is the call */
-        return rl_send_outcome(ctx, &o);
+        rl_call_decide(ctx, call, RL_F_DRYRUN, -1, &o);
+        if (!o.error && (o.allowed || fits_in(&o, timeout_ms))) return enqueue(ctx, call, timeout_ms, -1);
+        return rl_answer(ctx, call, &o); /* a denial writes nothing: its DRYRUN is the call */
     }
-    decide(ctx, &(waiter){.lim = lim, .argv = argv, .argc = argc}, dryrun, -1, stats, &o);
-    if (queued && (flags & RL_F_REFUND) && !dryrun && !o.error) rl_wait_serve_keys(ctx, keys, nkeys); /* budget came back */
-    if (can_wait && fits_in(&o, timeout_ms)) {
-        stats->denied--; /* counted when it is answered */
-        return enqueue(ctx, lim, argv, argc, timeout_ms, keys, nkeys, stats, o.retry_after_ms);
-    }
-    if (lim && !o.error && (flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && o.allowed && o.replies[0].wait_ms > 0 &&
-        rl_can_block(ctx))
-        return rl_hold_reply(ctx, lim, argv, argc, &o.replies[0]);
-    return rl_send_outcome(ctx, &o);
+    rl_call_decide(ctx, call, 0, -1, &o);
+    if (queued && (call->flags & RL_F_REFUND) && !o.error) serve_keys_of(ctx, call); /* budget came back */
+    if (can_wait && fits_in(&o, timeout_ms)) return enqueue(ctx, call, timeout_ms, o.retry_after_ms);
+    return rl_answer(ctx, call, &o);
 }
 
-void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString **keys, int nkeys) {
+void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString *const *keys, int nkeys) {
     if (!rl_waiters) return;
     int db = RedisModule_GetSelectedDb(ctx);
     for (int i = 0; i < nkeys; i++) {
@@ -533,7 +472,8 @@ void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString **keys, int nkeys
     settle(ctx);
 }
 
-void rl_wait_clock_moved(RedisModuleCtx *ctx) {
+/* The module's clock was set or moved (RL.CLOCK): every waiter may fit now. */
+static void clock_moved(RedisModuleCtx *ctx) {
     if (!queues) return;
     RedisModuleDictIter *it = RedisModule_DictIteratorStartC(queues, "^", NULL, 0);
     queue *q;
@@ -541,22 +481,4 @@ void rl_wait_clock_moved(RedisModuleCtx *ctx) {
     RedisModule_DictIteratorStop(it);
 }
 
-/* --- BLOCK ---------------------------------------------------------------------------------------------- */
-
-static void on_held_timer(RedisModuleCtx *ctx, void *data) {
-    waiter *w = data;
-    rl_outcome o;
-    RedisModule_SelectDb(ctx, w->db);
-    held_outcome(ctx, w, &o);
-    answer(w, &o);
-}
-
-int rl_hold_reply(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv, int argc,
-                  const rl_reply *reply) {
-    waiter *w = waiter_new(ctx, lim, argv, argc, NULL);
-    w->held = 1;
-    w->reply = *reply;
-    track(ctx, w);
-    w->timer = RedisModule_CreateTimer(ctx, reply->wait_ms, on_held_timer, w);
-    return REDISMODULE_OK;
-}
+void rl_wait_init(void) { rl_clock_on_move(clock_moved); }

@@ -1,0 +1,130 @@
+/* call.c -- the one decision of every limiter command: a call of 1 to RL_ALL_MAX_LIMITS clauses, each a
+ * limiter with its key and request (rl_module.h), decided as one step.
+ *
+ * Splitting deciding from writing is what makes a call of several limits all or nothing: every clause is
+ * prepared (its key read and its request decided, nothing written), then the effects are committed, or none
+ * is, and every key is released. A single-key command is a call of one clause, so the same few lines decide
+ * RL.TOKEN, RL.TOKEN_RO, RL.ALL and RL.ALL_RO, now or later for a client that waits (wait.c). The outcome is
+ * what everything after the decision reads: the reply, the counters (units taken, keys made) and the waiting
+ * code (the verdict and the retry).
+ *
+ * RL.ALL denied: nothing is written, a sliding log does not log the attempt, and each clause is prepared
+ * again as a DRYRUN that logs nothing, so that its reply describes it as it stands: whether it alone would
+ * admit (its COST 0 reply), what remains, and when it alone would admit. The call's retry_after_ms is then
+ * the largest of the denying clauses' (each only relaxes as time passes), or -1 if one never can.
+ *
+ * Only a commit touches a key, so only a commit signals it (WATCH, client-side caching) and fires the
+ * keyspace event "<command>" in the module class (`d`): the module loads with implicit signalling off,
+ * since Redis would otherwise signal every key opened for writing, denied requests included. */
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "rl_module.h"
+
+static void commit(RedisModuleCtx *ctx, rl_pending *p) {
+    p->lim->steps->commit(ctx, p);
+    RedisModule_SignalModifiedKey(ctx, p->keyname);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
+}
+
+/* "ERR LIMIT <i>: <rest of err>": an error of RL.ALL's clause i names its clause. */
+static void name_clause(char err[RL_ERR_LEN], int i) {
+    char out[RL_ERR_LEN];
+    const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
+    size_t head = (size_t)snprintf(out, sizeof out, "ERR LIMIT %d: ", i + 1);
+    size_t len = strlen(what), room = sizeof out - 1 - head; /* a long message is cut, never overrun */
+    memcpy(out + head, what, len < room ? len : room);
+    out[head + (len < room ? len : room)] = '\0';
+    memcpy(err, out, sizeof out);
+}
+
+/* A denied RL.ALL's description of clause p: released, then prepared again as a DRYRUN that logs nothing; a
+ * clause that alone would admit is shown with nothing consumed (its reply to COST 0), one that denies with
+ * its retry for this request. */
+static void describe_unwritten(RedisModuleCtx *ctx, rl_pending *p, rl_request *req) {
+    int alone = (int)p->reply.allowed;
+    p->lim->steps->release(ctx, p);
+    req->flags |= RL_F_DRYRUN | RL_F_NOLOG;
+    if (alone) req->cost = 0;
+    *p = (rl_pending){.lim = p->lim, .req = req, .keyname = p->keyname};
+    char err[RL_ERR_LEN];
+    p->lim->steps->prepare(ctx, p, err); /* it succeeded on this key a moment ago */
+    p->reply.wait_ms = 0;                 /* nothing was admitted, so nothing waits */
+    if (alone) {
+        p->reply.allowed = 1;
+        p->reply.retry_after_ms = -1;
+    }
+}
+
+/* RL.ALL's answer: the verdict, the largest retry of the denying clauses (-1 if one never admits), the
+ * largest reset, and every clause's reply. */
+static void fill_all(rl_outcome *o, const rl_pending *p, int n) {
+    o->retry_after_ms = -1;
+    o->reset_after_ms = 0;
+    int never = 0;
+    for (int i = 0; i < n; i++) {
+        const rl_reply *r = &p[i].reply;
+        o->replies[i] = *r;
+        if (r->reset_after_ms > o->reset_after_ms) o->reset_after_ms = r->reset_after_ms;
+        if (o->allowed || r->allowed) continue;
+        if (r->retry_after_ms < 0) never = 1;
+        else if (r->retry_after_ms > o->retry_after_ms) o->retry_after_ms = r->retry_after_ms;
+    }
+    if (never) o->retry_after_ms = -1;
+}
+
+void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o) {
+    /* Only what prepare does not always set: the effect is filled by prepare (no memset on the hot path). */
+    rl_pending p[RL_ALL_MAX_LIMITS];
+    rl_request looked[RL_ALL_MAX_LIMITS]; /* the requests as this decision sees them, when it changes them */
+    int64_t now_us = rl_clock_now_us();
+    int n = call->n, prepared = 0, allowed = 1;
+    const char *failed = NULL;
+    for (; prepared < n && !failed; prepared++) {
+        rl_clause *c = &call->clause[prepared];
+        rl_request *req = &c->req;
+        req->now_us = now_us;
+        if (look_flags || cost >= 0 || call->all) { /* a copy to change (RL.ALL may describe it) */
+            looked[prepared] = *req;
+            req = &looked[prepared];
+            req->flags |= look_flags;
+            if (cost >= 0) req->cost = cost;
+        }
+        rl_pending *q = &p[prepared];
+        q->lim = c->lim;
+        q->req = req;
+        q->keyname = c->key;
+        q->key = NULL;
+        q->changes = q->creates = 0;
+        failed = c->lim->steps->prepare(ctx, q, o->errbuf);
+        if (failed == o->errbuf && call->all) name_clause(o->errbuf, prepared);
+        allowed &= (int)q->reply.allowed;
+    }
+    o->units = o->keys_created = 0;
+    if (!failed) {
+        for (int i = 0; i < n; i++) {
+            if (call->all && !allowed) {
+                describe_unwritten(ctx, &p[i], &looked[i]);
+            } else if (p[i].changes && !(p[i].req->flags & RL_F_DRYRUN)) {
+                commit(ctx, &p[i]);
+                o->keys_created += p[i].creates;
+            }
+            if (allowed && !(p[i].req->flags & RL_F_DRYRUN)) o->units += p[i].reply.granted; /* a refund: none */
+        }
+    }
+    for (int i = 0; i < prepared; i++) p[i].lim->steps->release(ctx, &p[i]);
+    o->error = failed;
+    if (failed) return;
+    o->all = call->all;
+    o->with_granted = (call->flags & RL_F_ATMOST) != 0;
+    o->n = n;
+    o->allowed = allowed;
+    if (call->all) {
+        fill_all(o, p, n);
+    } else {
+        o->replies[0] = p[0].reply;
+        o->retry_after_ms = p[0].reply.retry_after_ms;
+        o->reset_after_ms = p[0].reply.reset_after_ms;
+    }
+}
