@@ -11,7 +11,8 @@
 # is answered, as another client would. The Python blocks' asserts are their checks.
 # Uses Debian's python3 and python3-redis. Prints "recipes: N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/lib/server.sh
 . scripts/lib/server.sh
 python=/usr/bin/python3 # Debian's, which has python3-redis (a python3 earlier on PATH may not)
 work=$(mktemp -d)
