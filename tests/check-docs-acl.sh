@@ -171,7 +171,7 @@ check_line() {
     inside="${pattern%\*}acl-check"
     [ "$pattern" = '*' ] || outside="outside-of-the-pattern"
 
-    # Which comments hold here; the first one decides.
+    # Which comment holds here: one at most (two would make the page say two things).
     local grants="" key_refused="" any=0 c_servers c_grants c_key_refused status
     while IFS=$'\t' read -r c_servers c_grants c_key_refused; do
         any=1
@@ -179,9 +179,10 @@ check_line() {
         status=$?
         if [ "$status" -eq 2 ]; then
             check "$at: acl-check servers=\"$c_servers\" is readable (any, NAME>=VERSION, NAME<VERSION)" false
-        elif [ "$status" -eq 0 ] && [ -z "$grants" ]; then
-            grants=$c_grants key_refused=${c_key_refused:-none}
-            [ -n "$grants" ] || grants=none
+        elif [ "$status" -eq 0 ] && [ -n "$grants" ]; then
+            check "$at: one acl-check comment at most holds on $server_name $server_version (servers=\"$c_servers\" too)" false
+        elif [ "$status" -eq 0 ]; then
+            grants=${c_grants:-none} key_refused=${c_key_refused:-none}
         fi
     done <<<"$spec"
     if [ "$any" -eq 0 ] || [ -z "$spec" ]; then
