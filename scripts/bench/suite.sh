@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # The benchmark suite (docs/benchmarks.md), its runner: throughput and latency of every RL.* command beside
-# INCR, beside the floor of the module API (FLOOR.CALL of scripts/floor-module.c, build/floor.so, loaded in
-# the same server) and beside the same limiter written the way users write it today (scripts/baselines/*.lua,
+# INCR, beside the floor of the module API (FLOOR.CALL of scripts/bench/floor-module.c, build/floor.so, loaded in
+# the same server) and beside the same limiter written the way users write it today (scripts/bench/baselines/*.lua,
 # ClassDojo's MULTI), in-server time per call (INFO commandstats), memory per key
-# (scripts/bench-memory.sh) and the algorithms alone (scripts/bench-micro.c: ns and instructions per
+# (scripts/bench/memory.sh) and the algorithms alone (scripts/bench/bench-micro.c: ns and instructions per
 # decision). It measures whatever the module (build/ratelimit.so, or RL_MODULE) is and writes the raw
-# figures into the output directory; scripts/bench-report.sh then turns them into the report.
+# figures into the output directory; scripts/bench/report.sh then turns them into the report.
 #
-#   scripts/bench.sh            full run (make bench): results in build/bench/ (results.md, benchmarks.png,
+#   scripts/bench/suite.sh            full run (make bench): results in build/bench/ (results.md, benchmarks.png,
 #                               the raw figures as TSV)
-#   scripts/bench.sh --doc      full run, then docs/benchmarks.png and the generated part of
+#   scripts/bench/suite.sh --doc      full run, then docs/benchmarks.png and the generated part of
 #                               docs/benchmarks.md are replaced by this run's (make bench-doc)
-#   scripts/bench.sh --smoke    tiny run for make test (build/bench-smoke/): checks that every figure is
+#   scripts/bench/suite.sh --smoke    tiny run for make test (build/bench-smoke/): checks that every figure is
 #                               produced and that every baseline decides correctly; asserts nothing about
 #                               speed. Prints "bench-smoke: N passed, N failed".
 #
 # One redis-server with the module and the floor module is started on loopback by scripts/lib/server.sh (free port, temp dir,
 # --save "" --appendonly no) and stopped with SHUTDOWN NOSAVE. Throughput: redis-benchmark (random keys
 # over BENCH_KEYS keys, BENCH_CLIENTS connections, without and with pipelining), and bench-multi
-# (scripts/bench-multi.c) for what redis-benchmark cannot send (ClassDojo's MULTI/EXEC) plus
+# (scripts/bench/bench-multi.c) for what redis-benchmark cannot send (ClassDojo's MULTI/EXEC) plus
 # RL.SLIDINGLOG and INCR again, so that those ratios come from one tool. Every figure is run BENCH_REPS
 # times, round-robin over the figures (so slow drifts of the machine spread over all of them); the report
 # gives the median. Before the first round each figure's keys are made by a warm-up run, so the figures
@@ -31,11 +31,11 @@
 # Environment (full-run defaults): BENCH_QUIET_WAIT=0 (see below), BENCH_N=200000 requests per run without pipelining, BENCH_NP=1000000
 # with, BENCH_REPS=3, BENCH_KEYS=100000, BENCH_CLIENTS=50, BENCH_PIPELINE=16, BENCH_WARMUP=200000,
 # BENCH_MICRO_N=10000000 decisions per micro case (BENCH_CALLGRIND_N=100000 under callgrind), the memory
-# counts of scripts/bench-memory.sh (BENCH_MEM_KEYS...), BENCH_OUT=build/bench, CC. The binaries:
+# counts of scripts/bench/memory.sh (BENCH_MEM_KEYS...), BENCH_OUT=build/bench, CC. The binaries:
 # REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK (default from PATH); the module: RL_MODULE; the floor module:
-# FLOOR_MODULE (default build/floor.so, built here from scripts/floor-module.c when missing or older).
+# FLOOR_MODULE (default build/floor.so, built here from scripts/bench/floor-module.c when missing or older).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 
@@ -46,7 +46,7 @@ for a in "$@"; do
     --doc) update_doc=1 ;;
     --no-memory) do_memory=0 ;;
     --no-micro) do_micro=0 ;;
-    *) echo "usage: scripts/bench.sh [--smoke | --doc] [--no-memory] [--no-micro]" >&2; exit 2 ;;
+    *) echo "usage: scripts/bench/suite.sh [--smoke | --doc] [--no-memory] [--no-micro]" >&2; exit 2 ;;
     esac
 done
 
@@ -85,16 +85,16 @@ fail_hard() { echo "bench: $*" >&2; exit 1; }
 build_tools() {
     local cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror)
     mkdir -p "$TOOLS"
-    if [ ! -x "$TOOLS/bench-multi" ] || [ scripts/bench-multi.c -nt "$TOOLS/bench-multi" ]; then
-        ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-multi" scripts/bench-multi.c -lhiredis -lpthread
+    if [ ! -x "$TOOLS/bench-multi" ] || [ scripts/bench/bench-multi.c -nt "$TOOLS/bench-multi" ]; then
+        ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-multi" scripts/bench/bench-multi.c -lhiredis -lpthread
     fi
     # The floor module needs the module API header that make puts in build/include.
-    if [ ! -f "$FLOOR_MODULE" ] || [ scripts/floor-module.c -nt "$FLOOR_MODULE" ]; then
+    if [ ! -f "$FLOOR_MODULE" ] || [ scripts/bench/floor-module.c -nt "$FLOOR_MODULE" ]; then
         [ -f build/include/redismodule.h ] || fail_hard "build/include/redismodule.h is missing: run make first"
-        ${CC:-cc} "${cflags[@]}" -fPIC -fvisibility=hidden -Ibuild/include -shared -o "$FLOOR_MODULE" scripts/floor-module.c
+        ${CC:-cc} "${cflags[@]}" -fPIC -fvisibility=hidden -Ibuild/include -shared -o "$FLOOR_MODULE" scripts/bench/floor-module.c
     fi
     # The micro-benchmark links whatever algorithms/ is now: always rebuilt.
-    ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-micro" scripts/bench-micro.c algorithms/*.c
+    ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-micro" scripts/bench/bench-micro.c algorithms/*.c
 }
 
 # --- the run's description: what the report needs besides the figures ---------------------------------
@@ -402,7 +402,7 @@ smoke_micro() {
     check "micro: every case measured" "$c" "see micro.tsv"
 }
 
-# The report (already written by scripts/bench-report.sh): every cell filled, and the plot drawn
+# The report (already written by scripts/bench/report.sh): every cell filled, and the plot drawn
 # (benchmarks.png is there only if gnuplot succeeded).
 smoke_report() {
     local missing
@@ -456,7 +456,7 @@ trap 'exit 1' HUP INT TERM # so that the EXIT trap stops the server
 server_start --loadmodule "$(realpath "$FLOOR_MODULE")" || fail_hard "could not start $REDIS_SERVER"
 log "redis-server $("$REDIS_SERVER" --version | sed 's/.*v=\([^ ]*\).*/\1/') on 127.0.0.1:$SERVER_PORT (pid $SERVER_PID)"
 
-load_script() { server_cli SCRIPT LOAD "$(cat "scripts/baselines/$1.lua")"; }
+load_script() { server_cli SCRIPT LOAD "$(cat "scripts/bench/baselines/$1.lua")"; }
 SHA_TOKEN=$(load_script token_bucket)
 SHA_GCRA=$(load_script gcra)
 SHA_FIXED=$(load_script fixed_window)
@@ -469,16 +469,16 @@ define_figures
 run_throughput
 if [ "$do_memory" -eq 1 ]; then
     log "memory per key"
-    scripts/bench-memory.sh --port "$SERVER_PORT" --out "$OUT/memory.tsv"
+    scripts/bench/memory.sh --port "$SERVER_PORT" --out "$OUT/memory.tsv"
 fi
 server_stop
 [ "$do_micro" -eq 0 ] || run_micro
 
 if [ "$mode" = smoke ]; then
-    scripts/bench-report.sh --quiet "$OUT"
+    scripts/bench/report.sh --quiet "$OUT"
     smoke_verdict
 else
     report_args=("$OUT")
     [ "$update_doc" -eq 0 ] || report_args=(--doc "$OUT")
-    scripts/bench-report.sh "${report_args[@]}"
+    scripts/bench/report.sh "${report_args[@]}"
 fi

@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# The report of a benchmark run (docs/benchmarks.md): reads only the raw figures that scripts/bench.sh
+# The report of a benchmark run (docs/benchmarks.md): reads only the raw figures that scripts/bench/suite.sh
 # wrote into its output directory and writes, beside them, summary.tsv (medians and ratios, by
-# scripts/lib/bench-summary.awk), results.md (the tables of docs/benchmarks.md) and benchmarks.png (the
-# plot, by scripts/bench-plot.gp). scripts/bench.sh runs it at the end of every run; run alone, it
+# scripts/bench/summary.awk), results.md (the tables of docs/benchmarks.md) and benchmarks.png (the
+# plot, by scripts/bench/plot.gp). scripts/bench/suite.sh runs it at the end of every run; run alone, it
 # re-renders an existing run.
 #
-#   scripts/bench-report.sh [--doc] [--quiet] [DIR]   (DIR: default build/bench)
+#   scripts/bench/report.sh [--doc] [--quiet] [DIR]   (DIR: default build/bench)
 #
 # --doc also replaces the generated part of docs/benchmarks.md (between <!-- bench:begin --> and
 # <!-- bench:end -->) with results.md and docs/benchmarks.png with the plot; refused for a smoke run.
 # Without --quiet, results.md is printed, and failed baseline checks are repeated on stderr.
 #
-# Input (all from scripts/bench.sh): settings.txt (the run's counts), figures.tsv (what was measured),
+# Input (all from scripts/bench/suite.sh): settings.txt (the run's counts), figures.tsv (what was measured),
 # raw.tsv (every run of every figure), machine.txt, checks.txt (the baseline checks), and when measured
 # memory.tsv and micro.tsv.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 update_doc=0 quiet=0 OUT=""
 for a in "$@"; do
     case "$a" in
     --doc) update_doc=1 ;;
     --quiet) quiet=1 ;;
-    -*) echo "usage: scripts/bench-report.sh [--doc] [--quiet] [DIR]" >&2; exit 2 ;;
+    -*) echo "usage: scripts/bench/report.sh [--doc] [--quiet] [DIR]" >&2; exit 2 ;;
     *) OUT=$a ;;
     esac
 done
@@ -32,7 +32,7 @@ log() { echo "bench: $*" >&2; }
 fail_hard() { echo "bench: $*" >&2; exit 1; }
 
 for f in settings.txt figures.tsv raw.tsv machine.txt checks.txt; do
-    [ -f "$OUT/$f" ] || fail_hard "$OUT/$f is missing: not the output of scripts/bench.sh"
+    [ -f "$OUT/$f" ] || fail_hard "$OUT/$f is missing: not the output of scripts/bench/suite.sh"
 done
 summary=$OUT/summary.tsv results=$OUT/results.md checks=$OUT/checks.txt
 
@@ -52,7 +52,7 @@ if [ "$update_doc" -eq 1 ] && [ "$(setting mode)" != full ]; then
 fi
 
 rm -f "$summary" "$results" "$OUT"/plot-*.dat "$OUT/benchmarks.png" "$OUT/gnuplot.log"
-awk -F'\t' -v reps="$REPS" -v pipe="$PIPE" -f scripts/lib/bench-summary.awk "$OUT/raw.tsv" "$OUT/figures.tsv" >"$summary"
+awk -F'\t' -v reps="$REPS" -v pipe="$PIPE" -f scripts/bench/summary.awk "$OUT/raw.tsv" "$OUT/figures.tsv" >"$summary"
 
 # --- lookups and formats -----------------------------------------------------------------------------
 fig_field() { awk -F'\t' -v id="$1" -v col="$2" 'NR > 1 && $1 == id { print $col }' "$OUT/figures.tsv"; }
@@ -140,7 +140,7 @@ report_memory() {
 }
 
 report_micro() {
-    echo "The algorithms alone (scripts/bench-micro.c, $MICRO_N decisions per case over 65536 cells, best of 3;"
+    echo "The algorithms alone (scripts/bench/bench-micro.c, $MICRO_N decisions per case over 65536 cells, best of 3;"
     echo "instructions under callgrind over $CALLGRIND_N decisions; the sliding log decided over full logs):"
     echo
     echo "| case | ns per decision | instructions per decision |"
@@ -227,7 +227,7 @@ draw_plot() {
     write_plot_data "$PIPE"
     subtitle="$(machine nproc) CPUs, $(machine cpu), Redis $(machine redis | cut -d' ' -f1 | sed 's/v=//'); $CLIENTS connections, $KEYS random keys, median of $REPS"
     if ! gnuplot -e "dat1='$OUT/plot-1.dat'; datp='$OUT/plot-$PIPE.dat'; pipeline='$PIPE'; outfile='$OUT/benchmarks.png'; subtitle='$subtitle'" \
-        scripts/bench-plot.gp 2>"$OUT/gnuplot.log"; then
+        scripts/bench/plot.gp 2>"$OUT/gnuplot.log"; then
         cat "$OUT/gnuplot.log" >&2
         rm -f "$OUT/benchmarks.png"
     fi

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench-ab.sh -- A/B throughput of two builds of the module: is a change faster or slower?
 #
-#   scripts/bench-ab.sh OLD.so NEW.so [REPS]
+#   scripts/bench/ab.sh OLD.so NEW.so [REPS]
 #
-# For each command (RL.TOKEN, RL.LEAKY, RL.WINDOW, RL.SLIDINGLOG, with the parameters of scripts/bench.sh:
+# For each command (RL.TOKEN, RL.LEAKY, RL.WINDOW, RL.SLIDINGLOG, with the parameters of scripts/bench/suite.sh:
 # 100 per day on BENCH_KEYS random keys) and each repetition, a fresh server with OLD, then one with NEW
 # (so slow drifts of the machine fall on both), is warmed up (every key made) and measured with
 # redis-benchmark, pipelined (-P BENCH_PIPELINE, default 16). Prints requests per second of each and the
@@ -11,9 +11,9 @@
 # each runs in its own server. Servers start through scripts/lib/server.sh (REDIS_SERVER, REDIS_CLI and
 # REDIS_BENCHMARK choose the binaries).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-old=${1:?usage: scripts/bench-ab.sh OLD.so NEW.so [REPS]}
-new=${2:?usage: scripts/bench-ab.sh OLD.so NEW.so [REPS]}
+cd "$(dirname "$0")/../.."
+old=${1:?usage: scripts/bench/ab.sh OLD.so NEW.so [REPS]}
+new=${2:?usage: scripts/bench/ab.sh OLD.so NEW.so [REPS]}
 reps=${3:-5}
 N=${BENCH_N:-200000} KEYS=${BENCH_KEYS:-100000} CLIENTS=${BENCH_CLIENTS:-50} PIPE=${BENCH_PIPELINE:-16}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}

@@ -1,10 +1,10 @@
 # bench-plot.gp -- docs/benchmarks.png: the throughput of each RL.* command beside its baseline (the same
 # limiter as a Lua script, or ClassDojo's MULTI for RL.SLIDINGLOG), without and with pipelining, with
 # INCR (measured by the same tool) as a dashed line over each group; over each RL.* bar its requests/s and
-# its ratio to the baseline's. Drawn by scripts/bench-report.sh:
+# its ratio to the baseline's. Drawn by scripts/bench/report.sh:
 #
 #   gnuplot -e "dat1='plot-1.dat'; datp='plot-16.dat'; pipeline='16'; outfile='benchmarks.png'; subtitle='...'" \
-#           scripts/bench-plot.gp
+#           scripts/bench/plot.gp
 #
 # Data files, one line per group, tab-separated: x, group name, RL req/s, baseline req/s, INCR req/s.
 if (!exists("subtitle")) subtitle = ''

@@ -2,17 +2,17 @@
 # bench-instr.sh -- instructions per call, inside Redis's call(), of each RL.* command: a measure of server
 # work that load on the machine does not disturb, for comparing two builds of the module.
 #
-#   scripts/bench-instr.sh [MODULE.so ...]        (default: build/ratelimit.so)
+#   scripts/bench/instr.sh [MODULE.so ...]        (default: build/ratelimit.so)
 #
 # For each module, one redis-server runs under callgrind with collection only inside call() (the command
 # itself, its key lookups, replication and reply, but not the networking). Each command runs BENCH_N times
-# (default 20000) on BENCH_KEYS random keys with the parameters of scripts/bench.sh (100 per day) after a
+# (default 20000) on BENCH_KEYS random keys with the parameters of scripts/bench/suite.sh (100 per day) after a
 # warm-up that makes every key; the instructions of the measured calls divided by their number is printed
 # per command and module, with each module's ratio to the first. The floor module (build/floor.so, or
-# FLOOR_MODULE; see scripts/floor-module.c) is loaded beside each module when it exists, and FLOOR.CALL is
+# FLOOR_MODULE; see scripts/bench/floor-module.c) is loaded beside each module when it exists, and FLOOR.CALL is
 # measured too: the least a module command costs. Needs valgrind (callgrind_annotate).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 [ $# -gt 0 ] || set -- build/ratelimit.so
 N=${BENCH_N:-20000} KEYS=${BENCH_KEYS:-10000}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
