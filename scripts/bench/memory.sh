@@ -33,10 +33,7 @@ log10_keys=${BENCH_MEM_LOG10_KEYS:-100000}
 log100_keys=${BENCH_MEM_LOG100_KEYS:-10000}
 tools=${BENCH_TOOLS:-build/bench-tools}
 
-mkdir -p "$tools"
-if [ ! -x "$tools/bench-multi" ] || [ scripts/bench/bench-multi.c -nt "$tools/bench-multi" ]; then
-    ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/bench-multi" scripts/bench/bench-multi.c -lhiredis -lpthread
-fi
+BENCH_TOOLS=$tools scripts/bench/tools.sh multi
 
 # Without --port, a server of our own (scripts/lib/server.sh), stopped on exit.
 trap server_stop EXIT
