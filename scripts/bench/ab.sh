@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# bench-ab.sh -- A/B throughput of two builds of the module: is a change faster or slower?
+# ab.sh -- A/B throughput of two builds of the module: is a change faster or slower?
 #
 #   scripts/bench/ab.sh OLD.so NEW.so [REPS]
 #
-# For each command (RL.TOKEN, RL.LEAKY, RL.WINDOW, RL.SLIDINGLOG, with the parameters of scripts/bench/suite.sh:
-# 100 per day on BENCH_KEYS random keys) and each repetition, a fresh server with OLD, then one with NEW
-# (so slow drifts of the machine fall on both), is warmed up (every key made) and measured with
-# redis-benchmark, pipelined (-P BENCH_PIPELINE, default 16). Prints requests per second of each and the
-# median of NEW/OLD per command: a ratio below 1 is a slowdown. Both modules must have the same name, so
-# each runs in its own server. Servers start through scripts/lib/server.sh (REDIS_SERVER, REDIS_CLI and
-# REDIS_BENCHMARK choose the binaries).
+# For each row of the benchmark's generated ones (scripts/bench/limiter-rows.py: every RL.* limiter and
+# mode, and RL.ALL's rows, with the values of scripts/bench/values.txt, 100 per day, on BENCH_KEYS random
+# keys; made from NEW's COMMAND DOCS) and each repetition (REPS, default 5), a fresh server with OLD, then
+# one with NEW (so slow drifts of the machine fall on both), is warmed up (every key made) and measured
+# with redis-benchmark, pipelined (-P BENCH_PIPELINE, default 16). Prints requests per second of each and
+# the median of NEW/OLD per row: a ratio below 1 is a slowdown. BENCH_ONLY="RL.TOKEN all_2": only the rows
+# of these commands or ids (all the rows take about a minute per repetition each). Both modules must have
+# the same name, so each runs in its own server. Servers start through scripts/lib/server.sh
+# (REDIS_SERVER, REDIS_CLI and REDIS_BENCHMARK choose the binaries).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 old=${1:?usage: scripts/bench/ab.sh OLD.so NEW.so [REPS]}
@@ -20,8 +22,11 @@ REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 . scripts/lib/server.sh
 trap server_stop EXIT
 
-commands=("RL.TOKEN ab:__rand_int__ 100 100 86400000" "RL.LEAKY ab:__rand_int__ 100 100 86400000"
-          "RL.WINDOW ab:__rand_int__ 100 86400000" "RL.SLIDINGLOG ab:__rand_int__ 100 86400000")
+# The rows (id, label, command line), from a server with NEW; those of BENCH_ONLY if set.
+RL_MODULE=$new server_start >/dev/null || exit 1
+rows=$(scripts/bench/limiter-rows.py --port "$SERVER_PORT" --key-prefix ab: | cut -f1,2,5 |
+    awk -F'\t' -v only=" ${BENCH_ONLY:-} " 'only == "  " || index(only, " " $1 " ") || index(only, " " substr($3, 1, index($3, " ") - 1) " ")')
+server_stop
 
 # Requests per second of one pipelined run of a command line against the running server.
 rps() {
@@ -37,16 +42,16 @@ measure() { # measure MODULE COMMAND -> requests per second after a warm-up
     server_stop
 }
 
-printf '%-14s %10s %10s %7s\n' command old_rps new_rps new/old
-for c in "${commands[@]}"; do
+printf '%-36s %10s %10s %7s\n' row old_rps new_rps new/old
+while IFS=$'\t' read -r -u 3 _ label line; do
     ratios=()
     for ((r = 0; r < reps; r++)); do
-        a=$(measure "$old" "$c")
-        b=$(measure "$new" "$c")
+        a=$(measure "$old" "$line")
+        b=$(measure "$new" "$line")
         ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')
         ratios+=("$ratio")
-        printf '%-14s %10.0f %10.0f %7s\n' "${c%% *}" "$a" "$b" "$ratio"
+        printf '%-36s %10.0f %10.0f %7s\n' "$label" "$a" "$b" "$ratio"
     done
     median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-    printf '%-14s median new/old %s over %d runs\n' "${c%% *}" "$median" "$reps"
-done
+    printf '%-36s median new/old %s over %d runs\n' "$label" "$median" "$reps"
+done 3<<<"$rows"
