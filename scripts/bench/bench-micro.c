@@ -1,5 +1,5 @@
 /* bench-micro.c -- the algorithms alone (the files under algorithms/, no Redis): nanoseconds and instructions per
- * decision. Used by scripts/bench/suite.sh.
+ * decision. Built by scripts/bench/tools.sh, run by scripts/bench/micro.sh.
  *
  *   bench-micro [--decisions N] [--cells N] [--repeat N] [--only NAME] [--list]
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-wait.sh -- server-side waiting against a client-side retry loop (docs/benchmarks.md, "Server-side
+# wait.sh -- server-side waiting against a client-side retry loop (docs/benchmarks.md, "Server-side
 # waiting"): build scripts/bench/bench-wait.c, start a redis-server with the module (real clock), then
 #   1. 1,000 clients against one limit of 100 per second for 10 s, sleeping retry_after_ms between tries;
 #   2. the same with WAIT;
