@@ -1,5 +1,5 @@
 # scripts/lib/server.sh -- sourced, not executed: start a throwaway redis-server with the module loaded,
-# and stop it again, for the scripts that need one (scripts/bench.sh, scripts/bench-memory.sh). The C
+# and stop it again, for the scripts that need one (the benchmarks under scripts/bench/). The C
 # harness of the integration tests (tests/server.c) starts its servers the same way.
 #
 #   . scripts/lib/server.sh

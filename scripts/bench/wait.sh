@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# bench-wait.sh -- server-side waiting against a client-side retry loop (docs/benchmarks.md, "Server-side
-# waiting"): build scripts/bench-wait.c, start a redis-server with the module (real clock), then
+# wait.sh -- server-side waiting against a client-side retry loop (docs/benchmarks.md, "Server-side
+# waiting"): build scripts/bench/bench-wait.c, start a redis-server with the module (real clock), then
 #   1. 1,000 clients against one limit of 100 per second for 10 s, sleeping retry_after_ms between tries;
 #   2. the same with WAIT;
 #   3. the server's CPU for 10 s with nobody connected, with 10,000 clients blocked in BLPOP (Redis's own
 #      blocked clients, the baseline), then with 10,000 clients waiting with WAIT.
 # Prints the three result lines and a markdown table.
 #
-#   scripts/bench-wait.sh [clients [seconds [idle_clients]]]     (defaults 1000 10 10000)
+#   scripts/bench/wait.sh [clients [seconds [idle_clients]]]     (defaults 1000 10 10000)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
 trap server_stop EXIT
 
 clients=${1:-1000} seconds=${2:-10} idle_clients=${3:-10000}
 bin=build/bench-wait
 mkdir -p build
-${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -o "$bin" scripts/bench-wait.c -lhiredis -lpthread
+${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -o "$bin" scripts/bench/bench-wait.c -lhiredis -lpthread
 # 10,000 connections: file descriptors for them on both sides.
 ulimit -n $((idle_clients + 2000)) 2>/dev/null || { echo "bench-wait: cannot raise the open files limit" >&2; exit 1; }
 

@@ -1,5 +1,5 @@
 /* bench-wait.c -- client-side sleep-and-retry against server-side WAIT (issue 16's benchmark), and the CPU
- * that idle waiters cost. Run by scripts/bench-wait.sh against a redis-server it starts.
+ * that idle waiters cost. Run by scripts/bench/wait.sh against a redis-server it starts.
  *
  *   bench-wait PORT PID load retry|wait CLIENTS SECONDS
  *       CLIENTS threads, each with its own connection, ask RL.TOKEN for one limit of 100 per second

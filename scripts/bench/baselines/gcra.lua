@@ -1,6 +1,6 @@
 -- gcra.lua -- the generic cell rate algorithm (GCRA) written the way users write it in Lua today: one
 -- string key holding the theoretical arrival time (TAT, a float in ms), read and moved forward with the
--- time from redis.call('TIME'), expiring at the TAT. The baseline of RL.LEAKY in scripts/bench.sh (same
+-- time from redis.call('TIME'), expiring at the TAT. The baseline of RL.LEAKY in scripts/bench/rows.sh (same
 -- semantics, same reply).
 --
 --   EVALSHA <sha> 1 key capacity leak_tokens leak_ms [cost] [NODELAY]

@@ -1,6 +1,6 @@
 -- token_bucket.lua -- a token bucket written the way users write one in Lua today: the token count (a
 -- float) and the time of the last refill in a hash, refilled from redis.call('TIME'), with a TTL until the
--- bucket is full again. The baseline of RL.TOKEN in scripts/bench.sh (same semantics, same reply).
+-- bucket is full again. The baseline of RL.TOKEN in scripts/bench/rows.sh (same semantics, same reply).
 --
 --   EVALSHA <sha> 1 key capacity refill_tokens refill_ms [cost] [INTERVAL]
 --

@@ -14,7 +14,7 @@
  * arguments after the key are ignored, as a limiter's fast path would read them in about as many
  * instructions as this takes to skip them.
  *
- * Built by mk/bench.mk (or scripts/bench.sh) into build/floor.so, only for the benchmarks: it is not part of
+ * Built by mk/bench.mk (or scripts/bench/tools.sh) into build/floor.so, only for the benchmarks: it is not part of
  * build/ratelimit.so and make run never loads it. */
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
 -- string counter and PEXPIRE(AT) when the window's first request creates it. Windows are aligned to the
 -- Unix epoch (window k covers [k*W, (k+1)*W) ms, W = window_ms), as RL.WINDOW FIXED's, so the counter
 -- expires at its window's end; denied requests are not counted. The baseline of RL.WINDOW FIXED in
--- scripts/bench.sh (same semantics, same reply).
+-- scripts/bench/rows.sh (same semantics, same reply).
 --
 --   EVALSHA <sha> 1 key limit window_ms [cost]
 --

@@ -1,6 +1,6 @@
 /* bench-multi.c -- a small hiredis load generator for what redis-benchmark cannot send: the ClassDojo
  * sliding log as a MULTI/EXEC transaction, and (so that ratios come from the same tool and run) plain
- * commands such as INCR and RL.SLIDINGLOG. Used by scripts/bench.sh and scripts/bench-memory.sh.
+ * commands such as INCR and RL.SLIDINGLOG. Used by scripts/bench/throughput.sh, checks.sh and memory.sh.
  *
  *   bench-multi [options] cmd ARG...              one command per request; "__rand_int__" in an argument
  *                                                 becomes a 12-digit key number (as in redis-benchmark),

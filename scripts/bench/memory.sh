@@ -4,7 +4,7 @@
 # bench-multi), read used_memory again; the delta divided by the number of keys is the figure. Sorted-set
 # logs (RL.SLIDINGLOG and ClassDojo's) are measured full, at limit 10 and 100, on fewer keys.
 #
-#   scripts/bench-memory.sh [--port PORT] [--out FILE]
+#   scripts/bench/memory.sh [--port PORT] [--out FILE]
 #
 # Without --port it starts its own redis-server with the module by scripts/lib/server.sh (loopback, free
 # port, temp dir, no persistence) and stops it with SHUTDOWN NOSAVE; with --port it uses that server and
@@ -16,7 +16,7 @@
 # BENCH_MEM_LOG100_KEYS (10^4 logs of 100 entries), BENCH_TOOLS (where bench-multi is built, default
 # build/bench-tools), CC; REDIS_SERVER, REDIS_CLI and RL_MODULE as in scripts/lib/server.sh.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
 
 port="" out=/dev/stdout
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --port) port=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: scripts/bench-memory.sh [--port PORT] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: scripts/bench/memory.sh [--port PORT] [--out FILE]" >&2; exit 2 ;;
     esac
 done
 
@@ -33,10 +33,7 @@ log10_keys=${BENCH_MEM_LOG10_KEYS:-100000}
 log100_keys=${BENCH_MEM_LOG100_KEYS:-10000}
 tools=${BENCH_TOOLS:-build/bench-tools}
 
-mkdir -p "$tools"
-if [ ! -x "$tools/bench-multi" ] || [ scripts/bench-multi.c -nt "$tools/bench-multi" ]; then
-    ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/bench-multi" scripts/bench-multi.c -lhiredis -lpthread
-fi
+BENCH_TOOLS=$tools scripts/bench/tools.sh multi
 
 # Without --port, a server of our own (scripts/lib/server.sh), stopped on exit.
 trap server_stop EXIT
@@ -49,7 +46,7 @@ fi
 
 cli() { "$REDIS_CLI" -p "$port" "$@"; }
 used_memory() { cli INFO memory | tr -d '\r' | sed -n 's/^used_memory://p'; }
-load() { cli SCRIPT LOAD "$(cat "scripts/baselines/$1.lua")"; }
+load() { cli SCRIPT LOAD "$(cat "scripts/bench/baselines/$1.lua")"; }
 sha_token=$(load token_bucket)
 sha_gcra=$(load gcra)
 sha_fixed=$(load fixed_window)

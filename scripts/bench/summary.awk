@@ -1,8 +1,8 @@
-# bench-summary.awk -- the statistics of the benchmark report (scripts/bench-report.sh): from the runs of
+# summary.awk -- the statistics of the benchmark report (scripts/bench/report.sh): from the runs of
 # each figure, per pipeline, the medians, the spread of req/s, and the ratios to INCR and to the floor
 # module (FLOOR.CALL) measured by the same tool. All arithmetic on the runs is here, so that it is done one way.
 #
-#   awk -F'\t' -v reps=REPS -v pipe=PIPELINE -f scripts/lib/bench-summary.awk raw.tsv figures.tsv
+#   awk -F'\t' -v reps=REPS -v pipe=PIPELINE -f scripts/bench/summary.awk raw.tsv figures.tsv
 #
 # raw.tsv: one line per run (id, pipeline, rep, requests, rps, p50_ms, p99_ms, usec_per_call, calls,
 # failed); a failed run has empty figures and is left out. figures.tsv: id, label, tool, stats, group,

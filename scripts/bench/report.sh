@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# The report of a benchmark run (docs/benchmarks.md): reads only the raw figures that scripts/bench.sh
+# The report of a benchmark run (docs/benchmarks.md): reads only the raw figures that scripts/bench/suite.sh
 # wrote into its output directory and writes, beside them, summary.tsv (medians and ratios, by
-# scripts/lib/bench-summary.awk), results.md (the tables of docs/benchmarks.md) and benchmarks.png (the
-# plot, by scripts/bench-plot.gp). scripts/bench.sh runs it at the end of every run; run alone, it
+# scripts/bench/summary.awk), results.md (the tables of docs/benchmarks.md) and benchmarks.png (the
+# plot, by scripts/bench/plot.sh). scripts/bench/suite.sh runs it at the end of every run; run alone, it
 # re-renders an existing run.
 #
-#   scripts/bench-report.sh [--doc] [--quiet] [DIR]   (DIR: default build/bench)
+#   scripts/bench/report.sh [--doc] [--quiet] [DIR]   (DIR: default build/bench)
 #
 # --doc also replaces the generated part of docs/benchmarks.md (between <!-- bench:begin --> and
 # <!-- bench:end -->) with results.md and docs/benchmarks.png with the plot; refused for a smoke run.
 # Without --quiet, results.md is printed, and failed baseline checks are repeated on stderr.
 #
-# Input (all from scripts/bench.sh): settings.txt (the run's counts), figures.tsv (what was measured),
+# Input (all from scripts/bench/suite.sh): settings.txt (the run's counts), figures.tsv (what was measured),
 # raw.tsv (every run of every figure), machine.txt, checks.txt (the baseline checks), and when measured
 # memory.tsv and micro.tsv.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 update_doc=0 quiet=0 OUT=""
 for a in "$@"; do
     case "$a" in
     --doc) update_doc=1 ;;
     --quiet) quiet=1 ;;
-    -*) echo "usage: scripts/bench-report.sh [--doc] [--quiet] [DIR]" >&2; exit 2 ;;
+    -*) echo "usage: scripts/bench/report.sh [--doc] [--quiet] [DIR]" >&2; exit 2 ;;
     *) OUT=$a ;;
     esac
 done
@@ -32,7 +32,7 @@ log() { echo "bench: $*" >&2; }
 fail_hard() { echo "bench: $*" >&2; exit 1; }
 
 for f in settings.txt figures.tsv raw.tsv machine.txt checks.txt; do
-    [ -f "$OUT/$f" ] || fail_hard "$OUT/$f is missing: not the output of scripts/bench.sh"
+    [ -f "$OUT/$f" ] || fail_hard "$OUT/$f is missing: not the output of scripts/bench/suite.sh"
 done
 summary=$OUT/summary.tsv results=$OUT/results.md checks=$OUT/checks.txt
 
@@ -51,8 +51,8 @@ if [ "$update_doc" -eq 1 ] && [ "$(setting mode)" != full ]; then
     fail_hard "--doc needs a full run ($OUT is a $(setting mode) run)"
 fi
 
-rm -f "$summary" "$results" "$OUT"/plot-*.dat "$OUT/benchmarks.png" "$OUT/gnuplot.log"
-awk -F'\t' -v reps="$REPS" -v pipe="$PIPE" -f scripts/lib/bench-summary.awk "$OUT/raw.tsv" "$OUT/figures.tsv" >"$summary"
+rm -f "$summary" "$results"
+awk -F'\t' -v reps="$REPS" -v pipe="$PIPE" -f scripts/bench/summary.awk "$OUT/raw.tsv" "$OUT/figures.tsv" >"$summary"
 
 # --- lookups and formats -----------------------------------------------------------------------------
 fig_field() { awk -F'\t' -v id="$1" -v col="$2" 'NR > 1 && $1 == id { print $col }' "$OUT/figures.tsv"; }
@@ -140,7 +140,7 @@ report_memory() {
 }
 
 report_micro() {
-    echo "The algorithms alone (scripts/bench-micro.c, $MICRO_N decisions per case over 65536 cells, best of 3;"
+    echo "The algorithms alone (scripts/bench/bench-micro.c, $MICRO_N decisions per case over 65536 cells, best of 3;"
     echo "instructions under callgrind over $CALLGRIND_N decisions; the sliding log decided over full logs):"
     echo
     echo "| case | ns per decision | instructions per decision |"
@@ -203,36 +203,6 @@ write_results() {
     report_targets
 }
 
-# --- plot --------------------------------------------------------------------------------------------
-# plot-P.dat: x, label, RL req/s, baseline req/s, INCR req/s of the tool (for the floor line).
-write_plot_data() { # write_plot_data PIPELINE
-    local p=$1 x=0 g rl_id rl_tool base_id floor_id
-    for g in "TOKEN" "TOKEN INTERVAL" "LEAKY" "LEAKY NODELAY" "WINDOW FIXED" "WINDOW SLIDING" "SLIDINGLOG"; do
-        read -r rl_id rl_tool < <(awk -F'\t' -v g="$g" -v p="$p" '$4 == g && $5 == "rl" && $6 == p { print $1, $3 }' "$summary")
-        base_id=$(base_of "$g" "$p")
-        floor_id=$(awk -F'\t' -v t="$rl_tool" -v p="$p" '$3 == t && $5 == "incr" && $6 == p { print $1 }' "$summary")
-        printf '%d\t%s\t%s\t%s\t%s\n' "$x" "$g" "$(get "$rl_id" "$p" rps)" "$(get "$base_id" "$p" rps)" "$(get "$floor_id" "$p" rps)"
-        x=$((x + 1))
-    done >"$OUT/plot-$p.dat"
-}
-
-# benchmarks.png exists afterwards only if gnuplot drew it: --doc and the smoke run rely on that.
-draw_plot() {
-    local subtitle
-    if ! command -v gnuplot >/dev/null; then
-        log "gnuplot is not installed (Debian package gnuplot-nox): no plot"
-        return
-    fi
-    write_plot_data 1
-    write_plot_data "$PIPE"
-    subtitle="$(machine nproc) CPUs, $(machine cpu), Redis $(machine redis | cut -d' ' -f1 | sed 's/v=//'); $CLIENTS connections, $KEYS random keys, median of $REPS"
-    if ! gnuplot -e "dat1='$OUT/plot-1.dat'; datp='$OUT/plot-$PIPE.dat'; pipeline='$PIPE'; outfile='$OUT/benchmarks.png'; subtitle='$subtitle'" \
-        scripts/bench-plot.gp 2>"$OUT/gnuplot.log"; then
-        cat "$OUT/gnuplot.log" >&2
-        rm -f "$OUT/benchmarks.png"
-    fi
-}
-
 # --- the doc -----------------------------------------------------------------------------------------
 splice_doc() {
     local doc=docs/benchmarks.md tmp
@@ -251,7 +221,7 @@ splice_doc() {
 }
 
 write_results >"$results"
-draw_plot
+scripts/bench/plot.sh "$OUT"
 if [ "$quiet" -eq 0 ]; then
     cat "$results"
     grep -E '^FAIL' "$checks" >&2 && log "some baseline checks failed: see $checks"

@@ -13,7 +13,7 @@
 # Each case resets the statistics (CONFIG RESETSTAT) just before the calls it measures. Timings depend on
 # the machine: compare builds on the same one.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
 trap server_stop EXIT
 server_start >/dev/null || exit 1

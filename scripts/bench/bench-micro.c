@@ -1,5 +1,5 @@
 /* bench-micro.c -- the algorithms alone (the files under algorithms/, no Redis): nanoseconds and instructions per
- * decision. Used by scripts/bench.sh.
+ * decision. Built by scripts/bench/tools.sh, run by scripts/bench/micro.sh.
  *
  *   bench-micro [--decisions N] [--cells N] [--repeat N] [--only NAME] [--list]
  *
@@ -24,11 +24,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../algorithms/leaky.h"
-#include "../algorithms/rl_common.h"
-#include "../algorithms/slidinglog.h"
-#include "../algorithms/token.h"
-#include "../algorithms/window.h"
+#include "../../algorithms/leaky.h"
+#include "../../algorithms/rl_common.h"
+#include "../../algorithms/slidinglog.h"
+#include "../../algorithms/token.h"
+#include "../../algorithms/window.h"
 
 typedef struct bench_case {
     const char *name;

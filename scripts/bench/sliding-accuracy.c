@@ -1,6 +1,6 @@
 /* sliding-accuracy.c -- how often RL.WINDOW SLIDING (the sliding-window counter) decides differently from
  * an exact sliding window, on a synthetic bursty trace. See docs/sliding-accuracy.md; build and run with
- * scripts/sliding-accuracy.sh.
+ * scripts/bench/sliding-accuracy.sh.
  *
  *   sliding-accuracy [--seed S] [--limit L] [--window-ms W] [--requests N] [--clients C] [--trace FILE]
  *
@@ -35,7 +35,7 @@
  * attempts (with cost 1 and time never going back, it admits iff fewer than L of them lie in (t - W, t]).
  *
  * Output: a human-readable report, then lines starting "md-exact:", "md-attempts:", "md-own:" and "md-sub:"
- * holding markdown table rows, and "dat:" the plot's data, for scripts/sliding-accuracy.sh. */
+ * holding markdown table rows, and "dat:" the plot's data, for scripts/bench/sliding-accuracy.sh. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,7 +434,7 @@ int main(int argc, char **argv) {
            s60_own.false_allow, s60_own.false_deny, s60_own.max_in_window, has60 ? "" : " (skipped: W is no multiple of 60)");
     printf("self-checks: passed\n");
 
-    /* Markdown rows for scripts/sliding-accuracy.sh. */
+    /* Markdown rows for scripts/bench/sliding-accuracy.sh. */
     printf("md-exact: | %" PRId64 " / %" PRId64 " ms | %.2f%% | %" PRId64 " (%.1f%% of requests) | %" PRId64 " (%.4f%%) | %" PRId64 " | %" PRId64
            " | %" PRId64 " (%.4f%%) | %" PRId64 " | %" PRId64 " |\n",
            limit, window, pct(exact_denied, N), clients_limited, pct(limited_requests, N), s_ex.differ, pct(s_ex.differ, N), s_ex.false_allow,

@@ -2,7 +2,7 @@
 -- in Lua today: one hash per client with a count per window, its field named by the window's number
 -- (windows aligned to the Unix epoch: window k covers [k*W, (k+1)*W) ms, W = window_ms); the previous
 -- window's count is weighed by how much of it still overlaps the last W ms. The baseline of RL.WINDOW
--- SLIDING in scripts/bench.sh (same semantics, same reply).
+-- SLIDING in scripts/bench/rows.sh (same semantics, same reply).
 --
 --   EVALSHA <sha> 1 key limit window_ms [cost]
 --

@@ -1,14 +1,16 @@
-# bench-plot.gp -- docs/benchmarks.png: the throughput of each RL.* command beside its baseline (the same
+# plot.gp -- docs/benchmarks.png: the throughput of each RL.* command beside its baseline (the same
 # limiter as a Lua script, or ClassDojo's MULTI for RL.SLIDINGLOG), without and with pipelining, with
 # INCR (measured by the same tool) as a dashed line over each group; over each RL.* bar its requests/s and
-# its ratio to the baseline's. Drawn by scripts/bench-report.sh:
+# its ratio to the baseline's. Drawn by scripts/bench/plot.sh:
 #
-#   gnuplot -e "dat1='plot-1.dat'; datp='plot-16.dat'; pipeline='16'; outfile='benchmarks.png'; subtitle='...'" \
-#           scripts/bench-plot.gp
+#   gnuplot -e "dat1='plot-1.dat'; datp='plot-16.dat'; pipeline='16'; groups=7; outfile='benchmarks.png'; subtitle='...'" \
+#           scripts/bench/plot.gp
 #
-# Data files, one line per group, tab-separated: x, group name, RL req/s, baseline req/s, INCR req/s.
+# Data files, one line per group (groups of them), tab-separated: x, group name, RL req/s, baseline req/s,
+# INCR req/s.
 if (!exists("subtitle")) subtitle = ''
 if (!exists("pipeline")) pipeline = '16'
+if (!exists("groups")) groups = 7
 
 set terminal pngcairo size 1200,1000 font 'sans,10' noenhanced
 set output outfile
@@ -18,7 +20,7 @@ set style fill solid 0.85 border rgb '#333333'
 set boxwidth 0.38
 set grid ytics lc rgb '#dddddd'
 set key outside top center horizontal maxrows 1 samplen 2
-set xrange [-0.6:6.6]
+set xrange [-0.6:groups - 0.4]
 set yrange [0:*]
 set offsets 0, 0, graph 0.12, 0
 set xtics scale 0
