@@ -147,8 +147,20 @@ typedef struct rl_tally {
     int allowed;
     long long units, keys_created, keys_deleted;
 } rl_tally;
-/* The one place where counters change. */
-void rl_stats_count(rl_counters *stats, const rl_tally *t);
+/* The one place where counters change (inline: every call passes here). */
+static inline void rl_stats_count(rl_counters *stats, const rl_tally *t) {
+    stats->calls++;
+    if (t->kind == RL_TALLY_ERROR) {
+        stats->errors++;
+    } else if (t->kind == RL_TALLY_DECIDED) {
+        stats->admitted += t->allowed != 0;
+        stats->denied += t->allowed == 0;
+        stats->units_admitted += t->units;
+        stats->keys_created += t->keys_created;
+    } else if (t->kind == RL_TALLY_DONE) {
+        stats->keys_deleted += t->keys_deleted;
+    }
+}
 
 /* The call model (call.c). Every limiter command is parsed once into a call: 1 to RL_ALL_MAX_LIMITS clauses,
  * each a limiter with its key and its request. A single-key command (RL.TOKEN, RL.TOKEN_RO, ...) is a call of

@@ -61,16 +61,3 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
 
 int rl_stats_register(RedisModuleCtx *ctx) { return RedisModule_RegisterInfoFunc(ctx, info); }
 
-void rl_stats_count(rl_counters *stats, const rl_tally *t) {
-    stats->calls++;
-    if (t->kind == RL_TALLY_ERROR) {
-        stats->errors++;
-    } else if (t->kind == RL_TALLY_DECIDED) {
-        stats->admitted += t->allowed != 0;
-        stats->denied += t->allowed == 0;
-        stats->units_admitted += t->units;
-        stats->keys_created += t->keys_created;
-    } else if (t->kind == RL_TALLY_DONE) {
-        stats->keys_deleted += t->keys_deleted;
-    }
-}
