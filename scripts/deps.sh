@@ -15,9 +15,10 @@ runtime=(gcc make tar xz-utils redis-server redis-tools)
 # Tests and benchmarks: libhiredis-dev for the test and benchmark clients; clang + libclang-rt-dev for
 # sanitizer builds and libFuzzer; valgrind; docker-compose to validate docker-compose.yml; gnuplot-nox for
 # the benchmark plot; dpkg-dev (dpkg-source) and g++ (Redis 8's fast_float) for the servers
-# scripts/servers.sh builds from Debian source packages; python3-redis to run docs/recipes.md's Python; a
+# scripts/servers.sh builds from Debian source packages; python3 for the benchmark's row generator and the
+# tests' fake archive and listeners, python3-redis to run docs/recipes.md's Python; a
 # JDK and Guava (bookworm's: 17 and 31.1) to replay RL.SMOOTH's traces on the real RateLimiter (tests/guava/).
-test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox dpkg-dev g++ python3-redis
+test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox dpkg-dev g++ python3 python3-redis
     openjdk-17-jdk-headless libguava-java)
 # The client helpers' and the gateway's tests (mk/clients.mk: `scripts/deps.sh clients`), and `make demo`
 # (mk/demo.mk: `scripts/deps.sh demo`). Node.js and npm come from Debian only when the machine has no npm.
