@@ -9,13 +9,15 @@
  *   tag        the byte that names its kind in the replicated RL.SETSTATE state: never reuse or change one
  *              (replicas and AOF files written by older versions carry it);
  *   algorithm  its cell algorithm (algorithms/), NULL when the storage decides through its own interface;
- *   storage    how its state lives in the keyspace: `cell` (a 16-byte module value, store_cell.c) or `log`
- *              (a sorted set, store_log.c), i.e. the prepare/commit/release steps it runs.
+ *   storage    how its state lives in the keyspace: `cell` (a module value of the state's words, 2 to 64,
+ *              store_cell.c) or `log` (a sorted set, store_log.c), i.e. the prepare/commit/release steps it
+ *              runs.
  * Its syntax is <id>_PARAMS, <id>_OPTIONS and <id>_DOCS in syntax.c; every limiter also has a read-only form,
- * "<command>_ro" (as SORT_RO and GEORADIUS_RO in Redis), which takes the same arguments but DRYRUN and BLOCK
- * and answers what DRYRUN answers. The command table, the data types and their RDB/AOF callbacks,
- * RL.SETSTATE's kinds and the fuzzers' choice of command are all generated from this list, and a row
- * that lacks a piece does not compile (docs/design.md has the checklist for a new limiter).
+ * "<command>_ro" (as SORT_RO and GEORADIUS_RO in Redis), which takes the same arguments but DRYRUN, BLOCK and
+ * WAIT and answers what DRYRUN answers. The command table (command.c), the module's rows (limiters.c), the
+ * data types and their RDB/AOF callbacks, RL.SETSTATE's kinds, RL.ALL's kinds, COMMAND DOCS, INFO's
+ * counters, the fuzzers' choice of command and the benchmark's rows are all generated from this list, and a
+ * row that lacks a piece does not compile (docs/design.md has the checklist for a new limiter).
  *
  * This header uses no Redis header: the parser's tests and the fuzzers read it too. */
 #ifndef RL_LIMITERS_H
