@@ -77,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "require.h"
 #include "../../module/limiters.h"
 
 #define MAX_STEPS 48
@@ -139,17 +140,6 @@ static void dump_context(void) {
     if (ctx.have_reply) print_reply("reply", &ctx.reply);
     if (ctx.beyond_contract) fprintf(stderr, "  (this input used a cost beyond the parser's range)\n");
 }
-
-#define REQUIRE(cond, ...)                                                                   \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "\nINVARIANT VIOLATED %s:%d: %s\n  ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            dump_context();                                                                  \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 /* --- the input -------------------------------------------------------------------------------------- */
 
