@@ -23,6 +23,7 @@
 #include "rl_checks.h"
 #include "rng.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -638,19 +639,7 @@ static void test_all_refund(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_traces();
-    test_racing();
-    test_replication();
-    test_aof_unit();
-    test_resp3();
-    test_bad_input();
-    test_random_vectors();
-    test_reset();
-    test_refund_atmost();
-    test_all_refund();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_all");
+    static const suite_test tests[] = {test_traces, test_racing, test_replication, test_aof_unit, test_resp3,
+        test_bad_input, test_random_vectors, test_reset, test_refund_atmost, test_all_refund, NULL};
+    return server_suite("integration_all", &srv, &c, tests);
 }

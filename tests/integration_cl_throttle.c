@@ -24,6 +24,7 @@
 #include "check.h"
 #include "rng.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -596,22 +597,8 @@ static void test_move_to_leaky(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_redis_cell_table();
-    test_traces();
-    test_redis_cell_keys();
-    test_bad_values();
-    test_arguments();
-    test_replication();
-    test_aof();
-    test_watch_and_events();
-    test_command_info();
-    test_wall_clock();
-    test_move_to_leaky();
-    test_no_cl_throttle();
-    test_name_taken();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_cl_throttle");
+    static const suite_test tests[] = {test_redis_cell_table, test_traces, test_redis_cell_keys, test_bad_values,
+        test_arguments, test_replication, test_aof, test_watch_and_events, test_command_info, test_wall_clock,
+        test_move_to_leaky, test_no_cl_throttle, test_name_taken, NULL};
+    return server_suite("integration_cl_throttle", &srv, &c, tests);
 }

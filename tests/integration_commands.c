@@ -19,6 +19,7 @@
 
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -762,19 +763,8 @@ static void test_reference_lists(void) {
 
 int main(void) {
     read_reference();
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_watch();
-    test_events();
-    test_ro_equals_dryrun();
-    test_ro_on_replica();
-    test_ro_in_scripts_and_acl();
-    test_acl_category();
-    test_command_info();
-    test_command_docs();
-    test_info();
-    test_reference_lists();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_commands");
+    static const suite_test tests[] = {test_watch, test_events, test_ro_equals_dryrun, test_ro_on_replica,
+        test_ro_in_scripts_and_acl, test_acl_category, test_command_info, test_command_docs, test_info,
+        test_reference_lists, NULL};
+    return server_suite("integration_commands", &srv, &c, tests);
 }

@@ -11,6 +11,7 @@
 
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -796,21 +797,8 @@ static void test_command_metadata(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_leaky_shaping_table();
-    test_leaky_nodelay_table();
-    test_leaky_cost_table();
-    test_window_fixed_table();
-    test_window_sliding_table();
-    test_exact_retry_and_reset();
-    test_bad_input();
-    test_wrongtype();
-    test_persistence();
-    test_block();
-    test_replication();
-    test_command_metadata();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_leaky_window");
+    static const suite_test tests[] = {test_leaky_shaping_table, test_leaky_nodelay_table, test_leaky_cost_table,
+        test_window_fixed_table, test_window_sliding_table, test_exact_retry_and_reset, test_bad_input, test_wrongtype,
+        test_persistence, test_block, test_replication, test_command_metadata, NULL};
+    return server_suite("integration_leaky_window", &srv, &c, tests);
 }

@@ -21,6 +21,7 @@
 
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -1416,30 +1417,10 @@ static void test_command_metadata(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_count_table();
-    test_mingap_short_table();
-    test_mingap_long_table();
-    test_hammering();
-    test_memory_bound();
-    test_big_cost_repeated();
-    test_exact_retry();
-    test_user_members();
-    test_earlier_version_log();
-    test_future_members();
-    test_dryrun_writes_nothing();
-    test_ttl_and_deletion();
-    test_bad_input();
-    test_command_metadata();
-    test_generated_traces();
-    test_refund_table();
-    test_refund_members();
-    test_refund_effects();
-    test_refund_replication();
-    test_replication();
-    test_aof();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_slidinglog");
+    static const suite_test tests[] = {test_count_table, test_mingap_short_table, test_mingap_long_table,
+        test_hammering, test_memory_bound, test_big_cost_repeated, test_exact_retry, test_user_members,
+        test_earlier_version_log, test_future_members, test_dryrun_writes_nothing, test_ttl_and_deletion,
+        test_bad_input, test_command_metadata, test_generated_traces, test_refund_table, test_refund_members,
+        test_refund_effects, test_refund_replication, test_replication, test_aof, NULL};
+    return server_suite("integration_slidinglog", &srv, &c, tests);
 }

@@ -16,9 +16,11 @@
 
 #include "check.h"
 #include "server.h"
+#include "suite.h"
 
 #define T0 1700000000000LL
 
+static server *srv;
 static redisContext *c;
 
 static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
@@ -173,12 +175,6 @@ static void test_block(void) {
 }
 
 int main(void) {
-    server *s = server_start(NULL);
-    c = server_connect(s);
-    test_waits();
-    test_key();
-    test_block();
-    redisFree(c);
-    server_stop(s);
-    return check_summary("integration_smooth");
+    static const suite_test tests[] = {test_waits, test_key, test_block, NULL};
+    return server_suite("integration_smooth", &srv, &c, tests);
 }

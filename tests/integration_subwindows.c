@@ -9,9 +9,11 @@
 
 #include "check.h"
 #include "server.h"
+#include "suite.h"
 
 #define T0 1700000000000LL /* a multiple of 10 s: cells of 10 s start on it */
 
+static server *srv;
 static redisContext *c;
 
 static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
@@ -96,8 +98,8 @@ static void test_key(void) {
     clock_set(T0);
 }
 
-static void test_replica(server *s) {
-    server *replica = replica_start(s);
+static void test_replica(void) {
+    server *replica = replica_start(srv);
     redisContext *rc = server_connect(replica);
     clock_set(T0);
     for (int i = 0; i < 50; i++) {
@@ -116,13 +118,6 @@ static void test_replica(server *s) {
 }
 
 int main(void) {
-    server *s = server_start(NULL);
-    c = server_connect(s);
-    test_decisions();
-    test_errors();
-    test_key();
-    test_replica(s);
-    redisFree(c);
-    server_stop(s);
-    return check_summary("integration_subwindows");
+    static const suite_test tests[] = {test_decisions, test_errors, test_key, test_replica, NULL};
+    return server_suite("integration_subwindows", &srv, &c, tests);
 }

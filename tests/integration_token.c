@@ -5,6 +5,7 @@
 
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -406,22 +407,8 @@ static void test_replication(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_exact_rational_refill();
-    test_continuous_table();
-    test_interval_table();
-    test_exact_retry_and_reset();
-    test_dryrun_writes_nothing();
-    test_idle_and_ttl();
-    test_parameter_change();
-    test_bad_input();
-    test_resp3_map();
-    test_command_metadata();
-    test_data_type();
-    test_aof();
-    test_replication();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_token");
+    static const suite_test tests[] = {test_exact_rational_refill, test_continuous_table, test_interval_table,
+        test_exact_retry_and_reset, test_dryrun_writes_nothing, test_idle_and_ttl, test_parameter_change,
+        test_bad_input, test_resp3_map, test_command_metadata, test_data_type, test_aof, test_replication, NULL};
+    return server_suite("integration_token", &srv, &c, tests);
 }

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "clients.h"
 #include "server.h"
+#include "suite.h"
 
 #define T0 1700000000000LL
 
@@ -403,17 +404,7 @@ static void test_block(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_fifo();
-    test_timeouts();
-    test_budget_back();
-    test_unblock();
-    test_exactness();
-    test_all_and_real_clock();
-    test_replication();
-    test_block();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_wait");
+    static const suite_test tests[] = {test_fifo, test_timeouts, test_budget_back, test_unblock, test_exactness,
+        test_all_and_real_clock, test_replication, test_block, NULL};
+    return server_suite("integration_wait", &srv, &c, tests);
 }
