@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
 #include "suite.h"
@@ -1313,20 +1314,11 @@ static void test_refund_effects(void) {
     del("watch:side");
 
     /* Keyspace events: rl.slidinglog for the refund that changes the log, then nothing until a marker. */
-    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Ed"));
-    redisContext *sub = event_subscriber(srv);
-    char ev[256];
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1"));
-    next_event(sub, ev, sizeof ev);
-    CHECK_STR(ev, "__keyevent@0__:rl.slidinglog sl:rfd");
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 0"));
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 3 DRYRUN"));
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd:none 5 1000 REFUND 3"));
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd:mark 5 1000"));
-    next_event(sub, ev, sizeof ev);
-    CHECK_STR(ev, "__keyevent@0__:rl.slidinglog sl:rfd:mark"); /* nothing came between */
-    redisFree(sub);
-    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events %s", ""));
+    static const char *const quiet[] = {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 0",
+                                        "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 3 DRYRUN",
+                                        "RL.SLIDINGLOG sl:rfd:none 5 1000 REFUND 3", NULL};
+    check_events(srv, c, "Ed", "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1", "rl.slidinglog sl:rfd", quiet,
+                 "RL.SLIDINGLOG sl:rfd:mark 5 1000", "rl.slidinglog sl:rfd:mark");
     freeReplyObject(cmd(c, "DEL sl:rfd sl:rfd:mark"));
 
     /* Errors: REFUND takes COST's place; the log's REFUND has COST's range; RL.ALL takes a clause's REFUND

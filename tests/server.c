@@ -203,6 +203,22 @@ void server_stop(server *s) {
     free(s);
 }
 
+redisContext *server_kill9_restart(server *s, redisContext *c) {
+    redisFree(c);
+    server_kill9(s);
+    server_restart(s);
+    return server_connect(s);
+}
+
+redisContext *server_shutdown_restart(server *s, redisContext *c) {
+    redisFree(c);
+    server_shutdown(s);
+    server_restart(s);
+    return server_connect(s);
+}
+
+const char *const server_aof_always[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
+
 redisContext *server_connect(const server *s) {
     struct timeval tv = {5, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);

@@ -37,6 +37,13 @@ void server_shutdown(server *s);
 void server_kill9(server *s);
 /* Stop if running, remove the directory, free. */
 void server_stop(server *s);
+/* Restart s after kill -9 (server_kill9_restart) or SHUTDOWN NOSAVE (server_shutdown_restart): c, the
+ * connection to it, is closed first, and a new one is returned. */
+redisContext *server_kill9_restart(server *s, redisContext *c);
+redisContext *server_shutdown_restart(server *s, redisContext *c);
+/* server_start's arguments for a server that appends every write to its AOF and fsyncs it before it
+ * replies (appendfsync always): whatever it answered survives kill -9. */
+extern const char *const server_aof_always[];
 
 redisContext *server_connect(const server *s);
 void sleep_ms(long ms);
