@@ -329,8 +329,7 @@ static void test_resp3(void) {
 /* The AOF carries one admitted RL.ALL as one unit: MULTI, the effects of every key, EXEC. (Redis wraps what
  * one module command propagates; this checks that the module's effects are propagated within the call.) */
 static void test_aof_unit(void) {
-    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *s = server_start(args);
+    server *s = server_start(server_aof_always);
     redisContext *a = server_connect(s);
     freeReplyObject(cmd(a, "RL.ALL 3 {q}t {q}w {q}l LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 60000 LIMIT SLIDINGLOG 3 60000"));
     char path[512];

@@ -298,10 +298,7 @@ static void test_restart_from_rdb(void) {
     CHECK_EQ(feed(c, "d:", &next, 2000), 0);
     CHECK(save(c));
     snap before = take_snap(c);
-    redisFree(c);
-    server_shutdown(s);
-    server_restart(s);
-    c = server_connect(s);
+    c = server_shutdown_restart(s, c);
     snap after = take_snap(c);
     CHECK(same_snaps(&before, &after, 101));
     free(before.buf);
@@ -324,10 +321,8 @@ static void test_restart_from_rdb(void) {
     CHECK_EQ(feed(pc, "e:", &next, 1000), 0);
     wait_replicas(pc, 1);
     CHECK(save(pc));
-    redisFree(pc);
-    server_kill9(p); /* SHUTDOWN would first send the replica a GETACK, past the offset the RDB records */
-    server_restart(p);
-    pc = server_connect(p);
+    /* kill -9: SHUTDOWN would first send the replica a GETACK, past the offset the RDB records. */
+    pc = server_kill9_restart(p, pc);
     CHECK_EQ(feed(pc, "e:", &next, 1400), 0); /* perhaps before the replica is back: the backlog keeps them */
     CHECK_EQ(effects_state(pc), 1);
     CHECK(replica_wait_synced(rc));

@@ -691,19 +691,15 @@ static void compare_after(redisContext *c, mixer *m, before_fault *b, const char
 
 static void test_durability(void) {
     mixer m = {{7}, "d", 6, T0, 0, 0};
-    const char *aof_args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *s = start(aof_args);
+    server *s = start(server_aof_always);
     redisContext *c = server_connect(s);
     clock_set(c, m.clock_ms);
 
     /* AOF, appendfsync always: kill -9 right after the last reply. */
     mixer_run(&m, c, 700);
     before_fault b = take_before(c, &m);
-    redisFree(c);
-    server_kill9(s);
+    c = server_kill9_restart(s, c);
     stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
     compare_after(c, &m, &b, "AOF after kill -9");
 
     /* BGREWRITEAOF, more calls on top of the rewritten base, kill -9. */
@@ -712,22 +708,16 @@ static void test_durability(void) {
     if (!CHECK(aof_rewrite_wait(c))) fprintf(stderr, "     AOF rewrite did not finish\n");
     mixer_run(&m, c, 200);
     b = take_before(c, &m);
-    redisFree(c);
-    server_kill9(s);
+    c = server_kill9_restart(s, c);
     stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
     compare_after(c, &m, &b, "rewritten AOF after kill -9");
 
     /* kill -9 while a rewrite may still be running: the old AOF is still whole. */
     mixer_run(&m, c, 300);
     b = take_before(c, &m);
     freeReplyObject(cmd(c, "BGREWRITEAOF"));
-    redisFree(c);
-    server_kill9(s);
+    c = server_kill9_restart(s, c);
     stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
     compare_after(c, &m, &b, "AOF after kill -9 during a rewrite");
     CHECK(m.bad == 0);
     redisFree(c);
@@ -741,11 +731,8 @@ static void test_durability(void) {
     mixer_run(&r, c, 700);
     CHECK(cmd_status_is(c, "OK", "SAVE"));
     b = take_before(c, &r);
-    redisFree(c);
-    server_shutdown(s);
+    c = server_shutdown_restart(s, c);
     stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
     compare_after(c, &r, &b, "RDB after SAVE and SHUTDOWN NOSAVE");
     mixer_run(&r, c, 400);
     b = take_before(c, &r);

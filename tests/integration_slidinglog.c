@@ -758,8 +758,7 @@ static void test_replication(void) {
 }
 
 static void test_aof(void) {
-    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *a = server_start(args);
+    server *a = server_start(server_aof_always);
     redisContext *ac = server_connect(a);
     enum { NK = 8 };
     mixed_calls(ac, "aof", NK, 600);
@@ -776,14 +775,7 @@ static void test_aof(void) {
     for (int k = 0; k < NK; k++) nonempty += before[k][0] != '\0';
     if (!CHECK(nonempty >= 4)) fprintf(stderr, "     only %d keys left\n", nonempty);
     for (int round = 0; round < 2; round++) {
-        if (round == 1) {
-            freeReplyObject(cmd(ac, "BGREWRITEAOF"));
-            CHECK(aof_rewrite_wait(ac));
-        }
-        redisFree(ac);
-        server_kill9(a);
-        server_restart(a);
-        ac = server_connect(a);
+        ac = aof_replay_round(a, ac, round);
         for (int k = 0; k <= NK; k++) {
             if (k < NK) snprintf(key, sizeof key, "aof:%d", k); else snprintf(key, sizeof key, "aof:idle");
             char *after = log_render(ac, key);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
 #include "suite.h"
@@ -300,10 +301,7 @@ static void test_data_type(void) {
     char *d4 = dump_key(c, "tb:dt", &l4);
     CHECK(d4 && l4 == l1 && memcmp(d4, d1, l1) == 0);
     CHECK(cmd_status_is(c, "OK", "SAVE"));
-    redisFree(c);
-    server_shutdown(srv);
-    server_restart(srv);
-    c = server_connect(srv);
+    c = server_shutdown_restart(srv, c);
     size_t l5;
     char *d5 = dump_key(c, "tb:dt", &l5);
     CHECK(d5 && l5 == l1 && memcmp(d5, d1, l1) == 0);
@@ -318,8 +316,7 @@ static void test_data_type(void) {
 
 /* A mixed run of calls, then AOF replay after kill -9 (appendfsync always) and after BGREWRITEAOF. */
 static void test_aof(void) {
-    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *a = server_start(args);
+    server *a = server_start(server_aof_always);
     redisContext *ac = server_connect(a);
     const char *keys[] = {"aof:1", "aof:2", "aof:3", "aof:4"};
     freeReplyObject(cmd(ac, "RL.CLOCK SET %lld", T0));
@@ -332,14 +329,7 @@ static void test_aof(void) {
     size_t lens[4];
     for (int k = 0; k < 4; k++) before[k] = dump_key(ac, keys[k], &lens[k]);
     for (int round = 0; round < 2; round++) {
-        if (round == 1) {
-            freeReplyObject(cmd(ac, "BGREWRITEAOF"));
-            CHECK(aof_rewrite_wait(ac));
-        }
-        redisFree(ac);
-        server_kill9(a);
-        server_restart(a);
-        ac = server_connect(a);
+        ac = aof_replay_round(a, ac, round);
         for (int k = 0; k < 4; k++) {
             size_t l;
             char *d = dump_key(ac, keys[k], &l);
