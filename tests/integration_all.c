@@ -20,6 +20,7 @@
 #include <string.h>
 
 #define RNG_SEED 0x5eed0a11c0ffee01ULL
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "rng.h"
 #include "server.h"
@@ -302,12 +303,7 @@ static void test_replication(void) {
         freeReplyObject(cmd(c, "RL.ALL 3 {p}a {p}b {p}c LIMIT LEAKY 5 1 1000 LIMIT WINDOW 7 2000 LIMIT SLIDINGLOG 6 3000 "
                                "COST 2"));
     }
-    redisReply *w = cmd(c, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
-    CHECK(same_dump(c, r, "{p}a"));
-    CHECK(same_dump(c, r, "{p}b"));
-    CHECK(same_dump(c, r, "{p}c"));
+    check_replicated(c, r, "{p}a", "{p}b", "{p}c", NULL);
     CHECK_EQ(cmd_int(r, "EXISTS {p}a {p}b {p}c"), 3);
     redisFree(r);
     server_stop(rep);
@@ -575,11 +571,7 @@ static void test_refund_atmost(void) {
     freeReplyObject(cmd(c, "RL.TOKEN rf:rep 10 1 60000 REFUND 4"));
     freeReplyObject(cmd(c, "RL.WINDOW rf:repw 10 60000 COST 7 ATMOST"));
     freeReplyObject(cmd(c, "RL.WINDOW rf:repw 10 60000 REFUND 2"));
-    redisReply *w = cmd(c, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
-    CHECK(same_dump(c, r, "rf:rep"));
-    CHECK(same_dump(c, r, "rf:repw"));
+    check_replicated(c, r, "rf:rep", "rf:repw", NULL);
     CHECK_EQ(cmd_int(r, "EXISTS rf:rep rf:repw"), 2);
     redisFree(r);
     server_stop(rep);
@@ -626,11 +618,7 @@ static void test_all_refund(void) {
     CHECK(same_all(&dry, &real, 2) && same_all(&ro, &real, 2));
     CHECK_RL(real.limits[0], 1, 10, 9, -1, 1000, 0); /* 6 + 3 */
     CHECK_RL(real.limits[1], 1, 5, 2, -1, 40000, 0); /* 5 - 2 counted; the window ends in 40 s */
-    redisReply *w = cmd(c, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
-    CHECK(same_dump(c, r, "{u}t"));
-    CHECK(same_dump(c, r, "{u}w"));
+    check_replicated(c, r, "{u}t", "{u}w", NULL);
     CHECK_EQ(cmd_int(r, "EXISTS {u}t {u}w"), 2);
     redisFree(r);
     server_stop(rep);

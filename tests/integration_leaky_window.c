@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
 #include "suite.h"
@@ -737,7 +738,7 @@ static void test_replication(void) {
     CHECK_EQ(rl(c, "RL.LEAKY rep:lidle 5 1 100 COST 1").allowed, 1);
     CHECK_EQ(rl(c, "RL.WINDOW rep:widle 5 1000 COST 1").allowed, 1);
     CHECK_EQ(rl(c, "RL.WINDOW rep:fidle 5 1000 FIXED COST 1").allowed, 1);
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < 3; i++) CHECK_EQ(cmd_int(rc, "EXISTS %s", idle[i]), 1);
     now += 2000;
     clock_set(now);
@@ -749,14 +750,13 @@ static void test_replication(void) {
     CHECK_EQ(rl(c, "RL.LEAKY rep:blk 2 1 50 BLOCK").wait_ms, 0);
     CHECK_EQ(rl(c, "RL.LEAKY rep:blk 2 1 50 BLOCK").wait_ms, 50);
 
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < NKEYS; i++) {
-        if (!CHECK(same_dump(c, rc, keys[i]))) fprintf(stderr, "     %s differs on the replica\n", keys[i]);
-        long long p = cmd_int(c, "PEXPIRETIME %s", keys[i]), r = cmd_int(rc, "PEXPIRETIME %s", keys[i]);
-        if (!CHECK((p > 0 || p == -2) && p == r)) fprintf(stderr, "     %s: primary %lld replica %lld\n", keys[i], p, r);
+        check_same_on_replica(c, rc, keys[i]);
+        check_same_expiry_on_replica(c, rc, keys[i]);
     }
-    CHECK(same_dump(c, rc, "rep:blk"));
-    CHECK_EQ(cmd_int(rc, "PEXPIRETIME rep:blk"), cmd_int(c, "PEXPIRETIME rep:blk"));
+    check_same_on_replica(c, rc, "rep:blk");
+    check_same_expiry_on_replica(c, rc, "rep:blk");
     CHECK_EQ(cmd_int(rc, "EXISTS rep:blk"), 1);
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(exists(idle[i]), 0);

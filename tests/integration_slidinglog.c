@@ -737,7 +737,7 @@ static void test_replication(void) {
     check_same_key(c, rc, "rep:pre", "full sync");
 
     mixed_calls(c, "rep", 12, 900); /* primary: frozen clock; the replica's stays real */
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     int nonempty = 0;
     for (int k = 0; k < 12; k++) {
         char key[32];
@@ -1371,11 +1371,11 @@ static void test_refund_replication(void) {
         rl_result r = rl(c, "RL.SLIDINGLOG %s", script[i]);
         if (!CHECK(r.ok)) fprintf(stderr, "     %s: %s\n", script[i], r.error);
     }
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     int nonempty = 0;
     for (int k = 0; k < 5; k++) {
         nonempty += exists(keys[k]) == 1;
-        if (!CHECK(same_dump(c, rc, keys[k]))) fprintf(stderr, "     DUMP of %s differs on the replica\n", keys[k]);
+        check_same_on_replica(c, rc, keys[k]);
         check_same_key(c, rc, keys[k], "replica after refunds");
         log_facts f = log_read(rc, keys[k], 0);
         CHECK(f.bookkeeping_ok);

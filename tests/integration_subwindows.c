@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "effect_checks.h"
 #include "server.h"
 #include "suite.h"
 
@@ -107,11 +108,11 @@ static void test_replica(void) {
         CHECK(cmd_status_is(c, "OK", "RL.CLOCK ADVANCE 700"));
     }
     CHECK(cmd_status_is(c, "OK", "SET sw:barrier 1"));
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < 5; i++) {
         char key[16];
         snprintf(key, sizeof key, "sw:r%d", i);
-        CHECK(same_dump(c, rc, key));
+        check_same_on_replica(c, rc, key);
     }
     redisFree(rc);
     server_stop(replica);
