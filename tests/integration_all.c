@@ -411,21 +411,12 @@ static void test_random_vectors(void) {
 
 /* --- bad input and RL.RESET ------------------------------------------------------------------------ */
 
-static void expect_error(const char *want, const char *line) {
-    redisReply *x = cmdline(c, "%s", line);
-    int ok = x->type == REDIS_REPLY_ERROR && strcmp(x->str, want) == 0;
-    if (!CHECK(ok)) fprintf(stderr, "     %s\n     got: %s\n     want: %s\n", line, x->str ? x->str : "?", want);
-    freeReplyObject(x);
-}
-
 static void test_bad_input(void) {
     clock_set(T0);
     freeReplyObject(cmd(c, "RL.TOKEN {x}tok 5 1 1000 COST 2"));
     freeReplyObject(cmd(c, "SET {x}str v"));
     freeReplyObject(cmd(c, "RL.TOKEN {x}twin 5 1 1000 COST 2"));
-    static const struct {
-        const char *line, *error;
-    } rows[] = {
+    static const bad_case rows[] = {
         {"RL.ALL 0 k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
         {"RL.ALL 17 k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
         {"RL.ALL x k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
@@ -477,7 +468,7 @@ static void test_bad_input(void) {
         {"RL.ALL 2 {x}str {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
         {"RL.ALL 1 {x}tok LIMIT WINDOW 5 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) expect_error(rows[i].error, rows[i].line);
+    check_errors(c, rows, sizeof rows / sizeof rows[0]);
     CHECK(same_value("{x}tok", "{x}twin")); /* nothing changed */
     CHECK_EQ(cmd_int(c, "EXISTS {x}n"), 0);
     redisReply *k = cmd(c, "COMMAND GETKEYS RL.ALL 2 one two COST 1 LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 1000");
@@ -551,9 +542,7 @@ static void test_refund_atmost(void) {
     CHECK(strstr(got, expected) != NULL);
     free(got);
 
-    static const struct {
-        const char *line, *error;
-    } bad[] = {
+    static const bad_case bad[] = {
         {"RL.TOKEN rf:t 10 1 1000 REFUND 1 COST 1", "ERR COST: cannot be combined with REFUND"},
         {"RL.TOKEN rf:t 10 1 1000 COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
         {"RL.WINDOW rf:w 10 1000 REFUND 1 ATMOST", "ERR ATMOST: cannot be combined with REFUND"},
@@ -562,7 +551,7 @@ static void test_refund_atmost(void) {
         {"RL.TOKEN rf:t 10 1 1000 REFUND -1", "ERR REFUND: must be an integer between 0 and 1000000000000"},
         {"RL.TOKEN rf:t 10 1 1000 REFUND", "ERR REFUND: needs a value"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_error(bad[i].error, bad[i].line);
+    check_errors(c, bad, sizeof bad / sizeof bad[0]);
 
     /* A refund is an effect like any write: a replica ends equal. */
     server *rep = replica_start(srv);

@@ -433,10 +433,6 @@ static void test_block(void) {
 /* ------------------------------------------------------------------------------------------------- */
 /* 5. Bad input: exact error text, and the key byte-identical afterwards.                             */
 
-typedef struct bad_case {
-    const char *args; /* after "<command> <key>" */
-    const char *error;
-} bad_case;
 
 static void check_bad_inputs(const char *command, const char *key, const char *setup, const bad_case *cases,
                              size_t n) {
@@ -444,21 +440,7 @@ static void check_bad_inputs(const char *command, const char *key, const char *s
     del(key);
     rl_result s = rl(c, "%s %s %s", command, key, setup);
     CHECK(s.ok && s.reset_after_ms > 0);
-    size_t l0;
-    char *before = dump_key(c, key, &l0);
-    long long expire0 = cmd_int(c, "PEXPIRETIME %s", key);
-    CHECK(before != NULL && expire0 > 0);
-    for (size_t i = 0; i < n; i++) {
-        char line[512];
-        snprintf(line, sizeof line, "%s %s %s", command, key, cases[i].args);
-        if (!CHECK(cmd_status_is(c, cases[i].error, line))) fprintf(stderr, "     for: %s\n", line);
-        size_t l1;
-        char *after = dump_key(c, key, &l1);
-        CHECK(after && before && l1 == l0 && memcmp(after, before, l0) == 0);
-        CHECK_EQ(cmd_int(c, "PEXPIRETIME %s", key), expire0);
-        free(after);
-    }
-    free(before);
+    check_errors_change_nothing(c, command, key, cases, n);
 }
 
 #define LEAKY_ARITY "ERR wrong number of arguments for 'rl.leaky' command"

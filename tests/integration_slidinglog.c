@@ -793,10 +793,7 @@ static void test_aof(void) {
 /* --- 7. bad input, WRONGTYPE ----------------------------------------------------------------------- */
 
 static void test_bad_input(void) {
-    static const struct {
-        const char *args; /* after "RL.SLIDINGLOG sl:bad" */
-        const char *error;
-    } cases[] = {
+    static const bad_case cases[] = { /* after "RL.SLIDINGLOG sl:bad" */
         {"", "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"3", "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"3 1000 DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN "
@@ -833,24 +830,7 @@ static void test_bad_input(void) {
     del("sl:bad");
     rl(c, "RL.SLIDINGLOG sl:bad 3 1000 COST 2");
     clock_advance(5);
-    size_t l0;
-    char *before = dump_key(c, "sl:bad", &l0);
-    long long expire0 = cmd_int(c, "PEXPIRETIME sl:bad");
-    CHECK(before != NULL && expire0 > 0);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char line[256];
-        snprintf(line, sizeof line, "RL.SLIDINGLOG sl:bad %s", cases[i].args);
-        redisReply *r = cmdline(c, "%s", line);
-        int ok = r->type == REDIS_REPLY_ERROR && strcmp(r->str, cases[i].error) == 0;
-        if (!CHECK(ok)) fprintf(stderr, "     %s\n     got \"%s\"\n", line, r->str ? r->str : "(not an error)");
-        freeReplyObject(r);
-        size_t l1;
-        char *after = dump_key(c, "sl:bad", &l1);
-        CHECK(same_bytes(before, l0, after, l1));
-        CHECK_EQ(cmd_int(c, "PEXPIRETIME sl:bad"), expire0);
-        free(after);
-    }
-    free(before);
+    check_errors_change_nothing(c, "RL.SLIDINGLOG", "sl:bad", cases, sizeof cases / sizeof cases[0]);
     /* Bad input on a missing key creates nothing. */
     del("sl:bad");
     CHECK(cmd_status_is(c, "ERR COST: must be an integer between 0 and 100000", "RL.SLIDINGLOG sl:bad 3 1000 COST 100001"));
@@ -1315,9 +1295,7 @@ static void test_refund_effects(void) {
 
     /* Errors: REFUND takes COST's place; the log's REFUND has COST's range; RL.ALL takes a clause's REFUND
      * only in a call that gives back (REFUND before its first LIMIT). */
-    static const struct {
-        const char *line, *error;
-    } bad[] = {
+    static const bad_case bad[] = {
         {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 COST 1", "ERR COST: cannot be combined with REFUND"},
         {"RL.SLIDINGLOG sl:rfd 5 1000 COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
         {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 100001", "ERR REFUND: must be an integer between 0 and 100000"},
@@ -1333,12 +1311,7 @@ static void test_refund_effects(void) {
     clock_set(t + 800);
     CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000 COST 2"), 1, 5, 3, -1, 1000);
     before = dump_key(c, "sl:rfd", &l0);
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        redisReply *r = cmdline(c, "%s", bad[i].line);
-        if (!CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, bad[i].error) == 0))
-            fprintf(stderr, "     %s\n     got \"%s\"\n", bad[i].line, r->str ? r->str : "(not an error)");
-        freeReplyObject(r);
-    }
+    check_errors(c, bad, sizeof bad / sizeof bad[0]);
     size_t l1;
     char *after = dump_key(c, "sl:rfd", &l1);
     CHECK(same_bytes(before, l0, after, l1));
