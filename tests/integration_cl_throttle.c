@@ -453,14 +453,6 @@ static void test_watch_and_events(void) {
 
 /* --- the command ------------------------------------------------------------------------------------- */
 
-static const redisReply *map_get(const redisReply *map, const char *field) {
-    if (!map || map->type != REDIS_REPLY_ARRAY) return NULL;
-    for (size_t i = 0; i + 1 < map->elements; i += 2)
-        if (map->element[i]->type == REDIS_REPLY_STRING && strcmp(map->element[i]->str, field) == 0)
-            return map->element[i + 1];
-    return NULL;
-}
-
 static void test_command_info(void) {
     CHECK(command_info_is(c, "CL.THROTTLE", -5, "write denyoom fast"));
     redisReply *x = cmd(c, "COMMAND GETKEYSANDFLAGS CL.THROTTLE the:key 1 1 1");

@@ -383,15 +383,6 @@ static void test_command_info(void) {
     freeReplyObject(x);
 }
 
-/* The value under `field` in a RESP2 flat map (name, value, name, value...), or NULL. */
-static const redisReply *map_get(const redisReply *map, const char *field) {
-    if (!map || map->type != REDIS_REPLY_ARRAY) return NULL;
-    for (size_t i = 0; i + 1 < map->elements; i += 2)
-        if (map->element[i]->type == REDIS_REPLY_STRING && strcmp(map->element[i]->str, field) == 0)
-            return map->element[i + 1];
-    return NULL;
-}
-
 static int str_is(const redisReply *r, const char *want) {
     return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) && strcmp(r->str, want) == 0;
 }

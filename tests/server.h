@@ -8,6 +8,7 @@
 #define RL_TEST_SERVER_H
 
 #include <hiredis/hiredis.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -87,11 +88,22 @@ void cmdline_append(redisContext *c, const char *fmt, ...);
 redisReply *next_reply(redisContext *c);
 /* Split line in place on spaces into at most max arguments; returns how many. */
 int split_words(char *line, const char **argv, size_t *lens, int max);
+/* A command line printf-formatted, then split on spaces (split_words) into the arguments hiredis's *Argv
+ * calls take: what cmdline, cmdline_append and rl send. */
+typedef struct words {
+    char line[1024];
+    const char *argv[64];
+    size_t lens[64];
+    int argc;
+} words;
+void words_vformat(words *w, const char *fmt, va_list ap);
 
 /* 1 if r (may be NULL) is a status reply with exactly this text. */
 int reply_is_status(const redisReply *r, const char *text);
 /* 1 if r (may be NULL) is an array of n elements (EXEC's answer to n queued commands). */
 int reply_is_array(const redisReply *r, size_t n);
+/* The value of field in a RESP2 map (an array of field, value, ...: COMMAND DOCS), NULL if absent. */
+const redisReply *map_get(const redisReply *map, const char *field);
 /* A numeric field of an INFO section, -1 if it is not there. */
 long long info_field(redisContext *c, const char *section, const char *field);
 /* 1 once no AOF rewrite is in progress or scheduled (polls up to 10 s). */
