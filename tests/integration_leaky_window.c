@@ -325,10 +325,8 @@ static void test_block(void) {
     /* Inside MULTI the reply cannot be held: it comes in EXEC's array with wait_ms set, at once. The wait
      * is 60 s, so a held EXEC would trip the client's 10 s timeout and end the test. */
     del("lb:multi");
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.LEAKY lb:multi 3 1 60000 BLOCK"));
-    freeReplyObject(cmd(c, "RL.LEAKY lb:multi 3 1 60000 BLOCK"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const twice[] = {"RL.LEAKY lb:multi 3 1 60000 BLOCK", "RL.LEAKY lb:multi 3 1 60000 BLOCK", NULL};
+    redisReply *x = multi_exec(c, twice);
     if (CHECK(reply_is_array(x, 2))) {
         rl_result a = rl_of(x->element[0]), b = rl_of(x->element[1]);
         CHECK_RL(a, 1, 3, 2, -1, 60000, 0);
@@ -354,14 +352,11 @@ static void test_block(void) {
     /* On the real clock PTTL equals reset_after_ms (within 1 ms) for both commands. */
     del("lb:ttl");
     del("win:ttl");
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.LEAKY lb:ttl 10 1 100 COST 5"));
-    freeReplyObject(cmd(c, "PTTL lb:ttl"));
-    freeReplyObject(cmd(c, "RL.WINDOW win:ttl 5 60000 COST 2"));
-    freeReplyObject(cmd(c, "PTTL win:ttl"));
-    freeReplyObject(cmd(c, "RL.WINDOW win:ttl 5 60000 FIXED COST 0"));
-    freeReplyObject(cmd(c, "PTTL win:ttl"));
-    x = cmd(c, "EXEC");
+    static const char *const with_pttl[] = {"RL.LEAKY lb:ttl 10 1 100 COST 5",        "PTTL lb:ttl",
+                                            "RL.WINDOW win:ttl 5 60000 COST 2",       "PTTL win:ttl",
+                                            "RL.WINDOW win:ttl 5 60000 FIXED COST 0", "PTTL win:ttl",
+                                            NULL};
+    x = multi_exec(c, with_pttl);
     if (CHECK(reply_is_array(x, 6))) {
         for (int i = 0; i < 6; i += 2) {
             long long reset = rl_of(x->element[i]).reset_after_ms, ttl = x->element[i + 1]->integer;

@@ -655,10 +655,10 @@ static void test_ttl_and_deletion(void) {
                                   "5 7000 COST 0"};
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         if (i) sleep_ms(13);
-        freeReplyObject(cmd(c, "MULTI"));
-        freeReplyObject(cmdline(c, "RL.SLIDINGLOG sl:ttl %s", calls[i]));
-        freeReplyObject(cmd(c, "PTTL sl:ttl"));
-        redisReply *x = cmd(c, "EXEC");
+        char call[128];
+        snprintf(call, sizeof call, "RL.SLIDINGLOG sl:ttl %s", calls[i]);
+        const char *const with_pttl[] = {call, "PTTL sl:ttl", NULL};
+        redisReply *x = multi_exec(c, with_pttl);
         rl_result f = reply_is_array(x, 2) ? rl_of(x->element[0]) : rl_of(NULL);
         if (CHECK(f.ok)) {
             long long reset = f.reset_after_ms, ttl = x->element[1]->integer;

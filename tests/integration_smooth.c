@@ -162,10 +162,9 @@ static void test_block(void) {
 
     /* Inside MULTI nothing is held: EXEC answers at once with the waits (60 s would trip the client's
      * timeout). */
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK"));
-    freeReplyObject(cmd(c, "RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const twice[] = {"RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK",
+                                        "RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK", NULL};
+    redisReply *x = multi_exec(c, twice);
     if (CHECK(reply_is_array(x, 2))) {
         rl_result a = rl_of(x->element[0]), b = rl_of(x->element[1]);
         CHECK(a.ok && a.wait_ms == 0 && b.ok && b.wait_ms > 99000);

@@ -149,10 +149,8 @@ static void test_idle_and_ttl(void) {
     CHECK_EQ(exists("tb:idle"), 0);
 
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.TOKEN tb:idle 1000 1 10 COST 700"));
-    freeReplyObject(cmd(c, "PTTL tb:idle"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const with_pttl[] = {"RL.TOKEN tb:idle 1000 1 10 COST 700", "PTTL tb:idle", NULL};
+    redisReply *x = multi_exec(c, with_pttl);
     if (CHECK(reply_is_array(x, 2))) {
         long long reset = rl_of(x->element[0]).reset_after_ms, ttl = x->element[1]->integer;
         CHECK_EQ(reset, 7000);

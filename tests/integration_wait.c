@@ -177,9 +177,8 @@ static void test_timeouts(void) {
     CHECK(cmd_status_is(c, "ERR LIMIT 1: 'WAIT' is not an option of TOKEN", "RL.ALL 1 wt:t LIMIT TOKEN 1 1 1000 WAIT 10"));
 
     /* MULTI and Lua: no blocking, the denial at once (a held EXEC would trip the client's timeout). */
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.TOKEN wt:t 1 1 1000 WAIT 60000"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const waiting_call[] = {"RL.TOKEN wt:t 1 1 1000 WAIT 60000", NULL};
+    redisReply *x = multi_exec(c, waiting_call);
     CHECK(reply_is_array(x, 1) && rl_of(x->element[0]).allowed == 0);
     freeReplyObject(x);
     x = cmd(c, "EVAL %s 1 wt:t", "return redis.call('RL.TOKEN', KEYS[1], 1, 1, 1000, 'WAIT', 60000)");

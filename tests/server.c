@@ -415,6 +415,12 @@ int split_words(char *line, const char **argv, size_t *lens, int max) {
     return argc;
 }
 
+redisReply *multi_exec(redisContext *c, const char *const *lines) {
+    freeReplyObject(cmd(c, "MULTI"));
+    for (; *lines; lines++) freeReplyObject(cmdline(c, "%s", *lines));
+    return cmd(c, "EXEC");
+}
+
 void words_vformat(words *w, const char *fmt, va_list ap) {
     vsnprintf(w->line, sizeof w->line, fmt, ap);
     w->argc = split_words(w->line, w->argv, w->lens, (int)(sizeof w->argv / sizeof w->argv[0]));

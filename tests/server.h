@@ -82,6 +82,10 @@ rl_result rl_of(const redisReply *r);
  * wait_ms), for tables of replies compared as a whole. Returns ok; the fields are 0 when it is not. */
 int rl_fields(const redisReply *r, long long f[6]);
 
+/* One transaction: MULTI, each command line of lines (NULL-terminated; formatted and split as cmdline),
+ * EXEC; returns EXEC's reply (an array of their replies when it ran; caller frees). */
+redisReply *multi_exec(redisContext *c, const char *const *lines);
+
 /* Pipelines: append a command line (formatted and split as cmdline), read replies in order with
  * next_reply (which aborts on a connection error, as cmd(); caller frees). */
 void cmdline_append(redisContext *c, const char *fmt, ...);
