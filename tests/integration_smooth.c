@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "rl_checks.h"
 #include "server.h"
 #include "suite.h"
 
@@ -112,17 +113,7 @@ static void test_key(void) {
     rl_result before = rl(c, "RL.SMOOTH_RO sm:k 5");
     CHECK(before.ok && before.allowed == 1 && before.wait_ms == 1000 && before.reset_after_ms == 2200);
     CHECK(rl(c, "RL.SMOOTH sm:k 5 DRYRUN").wait_ms == 1000); /* neither changed anything */
-
-    redisReply *d = cmd(c, "DUMP sm:k");
-    CHECK(d->type == REDIS_REPLY_STRING);
-    CHECK(cmd_status_is(c, "OK", "RESTORE sm:k2 0 %b", d->str, d->len));
-    freeReplyObject(d);
-    rl_result copy = rl(c, "RL.SMOOTH_RO sm:k2 5");
-    CHECK(copy.ok && memcmp(&copy, &before, sizeof copy) == 0);
-    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
-    clock_set(T0);
-    rl_result reloaded = rl(c, "RL.SMOOTH_RO sm:k 5");
-    CHECK(reloaded.ok && memcmp(&reloaded, &before, sizeof reloaded) == 0);
+    check_copy_and_reload(c, "RL.SMOOTH_RO", "sm:k", "sm:k2", "5", T0);
 
     /* RL.SETSTATE: Guava's state as six words (mode, rate in millionths, period, cold factor, stored
      * permits as binary64 bits, next free ticket in µs): 2.0 stored, the ticket 300 ms ahead. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rl_checks.h"
 #include "effect_checks.h"
 #include "server.h"
 #include "suite.h"
@@ -73,16 +74,7 @@ static void test_key(void) {
     CHECK(m6 >= 64 && m60 >= 496 && m60 - m6 >= 54 * 8); /* 8 and 62 words of state */
     printf("  MEMORY USAGE: %lld bytes with SUBWINDOWS 6 (8 words of state), %lld with SUBWINDOWS 60 (62 words)\n", m6,
            m60);
-    rl_result before = rl(c, "RL.WINDOW_RO sw:60 100 60000 SUBWINDOWS 60");
-    redisReply *d = cmd(c, "DUMP sw:60");
-    CHECK(cmd_status_is(c, "OK", "RESTORE sw:copy 0 %b", d->str, d->len));
-    freeReplyObject(d);
-    rl_result copy = rl(c, "RL.WINDOW_RO sw:copy 100 60000 SUBWINDOWS 60");
-    CHECK(copy.ok && memcmp(&copy, &before, sizeof copy) == 0);
-    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
-    clock_set(T0);
-    rl_result reloaded = rl(c, "RL.WINDOW_RO sw:60 100 60000 SUBWINDOWS 60");
-    CHECK(reloaded.ok && memcmp(&reloaded, &before, sizeof reloaded) == 0);
+    check_copy_and_reload(c, "RL.WINDOW_RO", "sw:60", "sw:copy", "100 60000 SUBWINDOWS 60", T0);
 
     /* The readable form AOF rewrite writes: w0 (bit 63, n, newest cell), cell_ms, the n counts. */
     redisReply *w = cmd(c, "RL.SETSTATE sw:set WINDOW %lld 10000 0 0 0 0 0 5 PXAT 4102444800000",

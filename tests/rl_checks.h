@@ -23,6 +23,25 @@
         CHECK_EQ(got_.wait_ms, wait);                                                             \
     } while (0)
 
+/* A limiter survives a copy and a reload: "<probe> <copy_key> <args>" after DUMP of key and RESTORE into
+ * copy_key, and "<probe> <key> <args>" after DEBUG RELOAD (the test clock set to clock_ms again after it),
+ * answer exactly what "<probe> <key> <args>" answered before. probe is an _RO form, so nothing moves
+ * meanwhile. Six checks: the DUMP, the RESTORE, the copy's reply, the reload, the clock, the reloaded reply. */
+static inline void check_copy_and_reload(redisContext *c, const char *probe, const char *key, const char *copy_key,
+                                         const char *args, long long clock_ms) {
+    rl_result before = rl(c, "%s %s %s", probe, key, args);
+    redisReply *d = cmd(c, "DUMP %s", key);
+    CHECK(d->type == REDIS_REPLY_STRING);
+    CHECK(cmd_status_is(c, "OK", "RESTORE %s 0 %b", copy_key, d->str, d->len));
+    freeReplyObject(d);
+    rl_result copy = rl(c, "%s %s %s", probe, copy_key, args);
+    CHECK(copy.ok && memcmp(&copy, &before, sizeof copy) == 0);
+    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", clock_ms));
+    rl_result reloaded = rl(c, "%s %s %s", probe, key, args);
+    CHECK(reloaded.ok && memcmp(&reloaded, &before, sizeof reloaded) == 0);
+}
+
 /* A bad input and the error it must answer, word for word. */
 typedef struct bad_case {
     const char *args;  /* the command line, or what follows "<command> <key>" (check_errors_change_nothing) */
