@@ -689,6 +689,22 @@ static void compare_after(redisContext *c, mixer *m, before_fault *b, const char
     free(b->probes);
 }
 
+/* The faults test_durability injects. */
+typedef enum { KILL9, KILL9_IN_REWRITE, SHUTDOWN_NOSAVE, DEBUG_RELOAD } fault;
+
+/* Snapshot and probes, the fault (KILL9_IN_REWRITE: kill -9 right after BGREWRITEAOF, while the rewrite
+ * may still run), then every key and every probe the same as before. Returns the connection to use. */
+static redisContext *survives(server *s, redisContext *c, mixer *m, fault f, const char *what) {
+    before_fault b = take_before(c, m);
+    if (f == KILL9_IN_REWRITE) freeReplyObject(cmd(c, "BGREWRITEAOF"));
+    if (f == KILL9 || f == KILL9_IN_REWRITE) c = server_kill9_restart(s, c);
+    if (f == SHUTDOWN_NOSAVE) c = server_shutdown_restart(s, c);
+    if (f == DEBUG_RELOAD) CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
+    stat_faults++;
+    compare_after(c, m, &b, what);
+    return c;
+}
+
 static void test_durability(void) {
     mixer m = {{7}, "d", 6, T0, 0, 0};
     server *s = start(server_aof_always);
@@ -697,28 +713,18 @@ static void test_durability(void) {
 
     /* AOF, appendfsync always: kill -9 right after the last reply. */
     mixer_run(&m, c, 700);
-    before_fault b = take_before(c, &m);
-    c = server_kill9_restart(s, c);
-    stat_faults++;
-    compare_after(c, &m, &b, "AOF after kill -9");
+    c = survives(s, c, &m, KILL9, "AOF after kill -9");
 
     /* BGREWRITEAOF, more calls on top of the rewritten base, kill -9. */
     mixer_run(&m, c, 500);
     freeReplyObject(cmd(c, "BGREWRITEAOF"));
     if (!CHECK(aof_rewrite_wait(c))) fprintf(stderr, "     AOF rewrite did not finish\n");
     mixer_run(&m, c, 200);
-    b = take_before(c, &m);
-    c = server_kill9_restart(s, c);
-    stat_faults++;
-    compare_after(c, &m, &b, "rewritten AOF after kill -9");
+    c = survives(s, c, &m, KILL9, "rewritten AOF after kill -9");
 
     /* kill -9 while a rewrite may still be running: the old AOF is still whole. */
     mixer_run(&m, c, 300);
-    b = take_before(c, &m);
-    freeReplyObject(cmd(c, "BGREWRITEAOF"));
-    c = server_kill9_restart(s, c);
-    stat_faults++;
-    compare_after(c, &m, &b, "AOF after kill -9 during a rewrite");
+    c = survives(s, c, &m, KILL9_IN_REWRITE, "AOF after kill -9 during a rewrite");
     CHECK(m.bad == 0);
     redisFree(c);
     server_stop(s);
@@ -730,15 +736,9 @@ static void test_durability(void) {
     clock_set(c, r.clock_ms);
     mixer_run(&r, c, 700);
     CHECK(cmd_status_is(c, "OK", "SAVE"));
-    b = take_before(c, &r);
-    c = server_shutdown_restart(s, c);
-    stat_faults++;
-    compare_after(c, &r, &b, "RDB after SAVE and SHUTDOWN NOSAVE");
+    c = survives(s, c, &r, SHUTDOWN_NOSAVE, "RDB after SAVE and SHUTDOWN NOSAVE");
     mixer_run(&r, c, 400);
-    b = take_before(c, &r);
-    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
-    stat_faults++;
-    compare_after(c, &r, &b, "DEBUG RELOAD");
+    c = survives(s, c, &r, DEBUG_RELOAD, "DEBUG RELOAD");
     CHECK(r.bad == 0);
     stat_calls += m.calls + r.calls;
     printf("  durability: %lld calls, 3 kill -9, 1 shutdown, 1 DEBUG RELOAD\n", m.calls + r.calls);
@@ -1290,10 +1290,7 @@ static void test_value_encodings(void) {
     }
     CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
     CHECK(cmd_status_is(c, "OK", "SAVE"));
-    redisFree(c);
-    server_shutdown(s);
-    server_restart(s);
-    c = server_connect(s);
+    c = server_shutdown_restart(s, c);
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", 1700000000000LL));
     for (int i = 0; i < NKEYS; i++) {
         const char *suffix[] = {"", ":c", ":r"};
