@@ -78,8 +78,7 @@ typedef struct feeder {
 
 static void *feeder_main(void *p) {
     feeder *f = p;
-    server s = {.port = f->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(f->port);
     long long next = 0;
     while (!atomic_load(&f->stop)) {
         f->bad += feed(c, f->prefix, &next, 100);

@@ -295,8 +295,7 @@ typedef struct hammer_arg {
 
 static void *hammer_thread(void *p) {
     hammer_arg *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     for (int done = 0; done < a->attempts;) {
         int batch = a->attempts - done < 5 ? a->attempts - done : 5; /* small pipelines: more interleaving */
         for (int i = 0; i < batch; i++) redisAppendCommandArgv(c, a->argc, a->argv, a->lens);
@@ -475,8 +474,7 @@ typedef struct step_client {
 
 static void *step_client_thread(void *p) {
     step_client *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     while (!atomic_load(a->stop)) {
         cmdline_append(c, "MULTI");
         cmdline_append(c, "RL.CLOCK GET");
@@ -571,8 +569,7 @@ typedef struct controller_arg {
 
 static void *controller_thread(void *p) {
     controller_arg *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     rng r = {42};
     for (int i = 0; i < 400; i++) {
         redisReply *x = cmd(c, "RL.CLOCK ADVANCE %lld", rnd_in(&r, 1, 25));
@@ -756,8 +753,7 @@ typedef struct feeder_arg {
 
 static void *feeder_thread(void *p) {
     feeder_arg *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     while (!atomic_load(a->stop)) mixer_run(a->m, c, 20);
     redisFree(c);
     return NULL;

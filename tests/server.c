@@ -219,13 +219,15 @@ redisContext *server_shutdown_restart(server *s, redisContext *c) {
 
 const char *const server_aof_always[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
 
-redisContext *server_connect(const server *s) {
+redisContext *port_connect(int port) {
     struct timeval tv = {5, 0};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
     if (!c || c->err) die("cannot connect to redis-server");
     redisSetTimeout(c, (struct timeval){10, 0});
     return c;
 }
+
+redisContext *server_connect(const server *s) { return port_connect(s->port); }
 
 static redisReply *checked(redisContext *c, redisReply *r) {
     if (!r) {

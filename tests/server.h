@@ -47,6 +47,8 @@ redisContext *server_shutdown_restart(server *s, redisContext *c);
 extern const char *const server_aof_always[];
 
 redisContext *server_connect(const server *s);
+/* The same by port (a thread that was given only the port); aborts the test program if it cannot connect. */
+redisContext *port_connect(int port);
 void sleep_ms(long ms);
 
 /* 1 once a replica's link to its primary is up (polls up to 10 s). */
