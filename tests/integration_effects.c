@@ -202,6 +202,16 @@ static int save(redisContext *c) {
     return 0;
 }
 
+/* A server started with args, connected as *c, and fed n calls under prefix (*next counts them from 0):
+ * one check, that every call had an ordinary reply. */
+static server *start_fed(const char *const *args, redisContext **c, const char *prefix, long long *next, long long n) {
+    server *s = server_start(args);
+    *c = server_connect(s);
+    *next = 0;
+    CHECK_EQ(feed(*c, prefix, next, n), 0);
+    return s;
+}
+
 /* --- the tests --------------------------------------------------------------------------------------- */
 
 static void test_skipping(void) {
@@ -220,10 +230,9 @@ static void test_skipping(void) {
 static void test_replica_attaches(int diskless) {
     const char *const disk[] = {"--repl-diskless-sync", "no", NULL};
     const char *const delayed[] = {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "2", NULL};
-    server *p = server_start(diskless ? delayed : disk);
-    redisContext *pc = server_connect(p);
-    long long next = 0;
-    CHECK_EQ(feed(pc, "a:", &next, 2000), 0);
+    redisContext *pc;
+    long long next;
+    server *p = start_fed(diskless ? delayed : disk, &pc, "a:", &next, 2000);
     CHECK_EQ(effects_state(pc), 0);
 
     feeder f;
@@ -260,10 +269,9 @@ static void test_replica_attaches(int diskless) {
 
 static void test_aof_at_run_time(void) {
     const char *const args[] = {"--appendonly", "no", NULL};
-    server *s = server_start(args);
-    redisContext *c = server_connect(s);
-    long long next = 0;
-    CHECK_EQ(feed(c, "f:", &next, 2000), 0);
+    redisContext *c;
+    long long next;
+    server *s = start_fed(args, &c, "f:", &next, 2000);
     CHECK_EQ(effects_state(c), 0);
     feeder f;
     feeder_start(&f, s, "f:");
@@ -291,10 +299,9 @@ static void test_aof_at_run_time(void) {
 
 static void test_restart_from_rdb(void) {
     /* Alone: the RDB holds no replication info, the load keeps no backlog, and the module skips again. */
-    server *s = server_start(NULL);
-    redisContext *c = server_connect(s);
-    long long next = 0;
-    CHECK_EQ(feed(c, "d:", &next, 2000), 0);
+    redisContext *c;
+    long long next;
+    server *s = start_fed(NULL, &c, "d:", &next, 2000);
     CHECK(save(c));
     snap before = take_snap(c);
     c = server_shutdown_restart(s, c);
@@ -336,10 +343,9 @@ static void test_restart_from_rdb(void) {
 }
 
 static void test_promotion(void) {
-    server *p = server_start(NULL);
-    redisContext *pc = server_connect(p);
-    long long next = 0;
-    CHECK_EQ(feed(pc, "m:", &next, 1000), 0);
+    redisContext *pc;
+    long long next;
+    server *p = start_fed(NULL, &pc, "m:", &next, 1000);
     server *r = replica_start(p);
     redisContext *rc = server_connect(r);
     CHECK_EQ(feed(pc, "m:", &next, 1000), 0);
