@@ -366,19 +366,33 @@ static int cmp_ll(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The clients send line attempts times each: no errors, exactly `admitted` admitted (two checks), and
+ * with wait_step_ms > 0 the waits are 0, wait_step_ms, 2 wait_step_ms, ..., each given to exactly one
+ * client (a third). */
+static void check_admits_exactly(const server *s, const char *line, int attempts, long long admitted,
+                                 long long wait_step_ms) {
+    hammer_result h = hammer(s, line, attempts, 0, wait_step_ms > 0);
+    CHECK_EQ(h.errors, 0);
+    CHECK_EQ(h.admitted, admitted);
+    if (wait_step_ms <= 0) return;
+    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
+    int waits_ok = h.nwaits == admitted;
+    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == wait_step_ms * i;
+    if (!CHECK(waits_ok)) fprintf(stderr, "     %s: the waits are not 0, %lld, ... one each\n", line, wait_step_ms);
+    free(h.waits);
+}
+
 static void test_many_clients_frozen(void) {
     server *s = start(NULL);
     redisContext *c = server_connect(s);
 
     /* Token bucket, real clock, a refill of 1 token per 10^9 ms: exactly the capacity is admitted. */
-    hammer_result h = hammer(s, "RL.TOKEN mc:tok 1000 1 1000000000", 60, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 1000);
+    check_admits_exactly(s, "RL.TOKEN mc:tok 1000 1 1000000000", 60, 1000, 0);
     rl_result r = rl(c, "RL.TOKEN mc:tok 1000 1 1000000000 COST 0 DRYRUN");
     CHECK_EQ(r.remaining, 0);
 
     /* Mixed costs 1..4: what was taken plus what is left is the capacity; no denial while it fit. */
-    h = hammer(s, "RL.TOKEN mc:tokc 1000 1 1000000000", 40, 1, 0);
+    hammer_result h = hammer(s, "RL.TOKEN mc:tokc 1000 1 1000000000", 40, 1, 0);
     r = rl(c, "RL.TOKEN mc:tokc 1000 1 1000000000 COST 0 DRYRUN");
     CHECK_EQ(h.errors, 0);
     CHECK_EQ(h.admitted_cost + r.remaining, 1000);
@@ -386,34 +400,19 @@ static void test_many_clients_frozen(void) {
 
     clock_set(c, T0);
     /* Fixed and sliding windows on a frozen clock: one window, exactly the limit. */
-    h = hammer(s, "RL.WINDOW mc:wfx 777 60000 FIXED", 40, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 777);
-    h = hammer(s, "RL.WINDOW mc:wsl 777 60000 SLIDING", 40, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 777);
+    check_admits_exactly(s, "RL.WINDOW mc:wfx 777 60000 FIXED", 40, 777, 0);
+    check_admits_exactly(s, "RL.WINDOW mc:wsl 777 60000 SLIDING", 40, 777, 0);
 
     /* Leaky bucket policing: exactly the capacity. */
-    h = hammer(s, "RL.LEAKY mc:lnd 600 1 1000 NODELAY", 40, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 600);
+    check_admits_exactly(s, "RL.LEAKY mc:lnd 600 1 1000 NODELAY", 40, 600, 0);
 
     /* Leaky bucket shaping, 1 unit per 10 ms: exactly the capacity, and the waits are 0, 10, ..., 2990,
      * each given to exactly one client. */
-    h = hammer(s, "RL.LEAKY mc:lsh 300 1 10", 20, 0, 1);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 300);
-    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
-    int waits_ok = h.nwaits == 300;
-    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == 10 * i;
-    CHECK(waits_ok);
-    free(h.waits);
+    check_admits_exactly(s, "RL.LEAKY mc:lsh 300 1 10", 20, 300, 10);
 
     /* Sliding log: exactly the limit admitted; the log holds limit + 1 units, all at the frozen instant, in
      * the one member of that instant (weight 301, running total 300). */
-    h = hammer(s, "RL.SLIDINGLOG mc:log 300 10000", 20, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 300);
+    check_admits_exactly(s, "RL.SLIDINGLOG mc:log 300 10000", 20, 300, 0);
     CHECK_EQ(cmd_int(c, "ZCARD mc:log"), 1);
     redisReply *z = cmd(c, "ZRANGE mc:log 0 -1 WITHSCORES");
     int scores_ok = z->type == REDIS_REPLY_ARRAY && z->elements == 2 &&
@@ -427,14 +426,7 @@ static void test_many_clients_frozen(void) {
     /* Guava's RateLimiter at 10/s with nothing stored (MAXBURST 0), MAXWAIT 29999 ms: every reservation
      * gets its own ticket, 100 ms after the one before, so exactly 300 are granted, with waits 0, 100, ...,
      * 29900, each given to exactly one client. */
-    h = hammer(s, "RL.SMOOTH mc:sm 10 MAXBURST 0 MAXWAIT 29999", 20, 0, 1);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 300);
-    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
-    waits_ok = h.nwaits == 300;
-    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == 100 * i;
-    CHECK(waits_ok);
-    free(h.waits);
+    check_admits_exactly(s, "RL.SMOOTH mc:sm 10 MAXBURST 0 MAXWAIT 29999", 20, 300, 100);
 
     redisFree(c);
     server_stop(s);
