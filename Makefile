@@ -22,7 +22,7 @@ UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_SAN_BIN := $(patsubst tests/%.c,$(BUILD)/tests/san/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 HARNESS_SRC := tests/server.c tests/clients.c
-HARNESS_HDR := tests/server.h tests/clients.h tests/check.h tests/rng.h tests/rl_checks.h
+HARNESS_HDR := tests/server.h tests/clients.h tests/check.h tests/rng.h tests/rl_checks.h tests/suite.h tests/effect_checks.h
 
 # Fragments under mk/ add their own targets, and extend TEST_DEPS (built before the run), TEST_PROGRAMS
 # (run once by scripts/run-tests.sh: each prints "name: N passed, N failed") and SERVER_TEST_PROGRAMS (run

@@ -201,6 +201,18 @@ static inline void run_table_g(const char *table, limiter *l, int64_t base_us, c
 
 #define RUN_TABLE(l, base, rows) run_table(#rows, (l), (base), (rows), sizeof(rows) / sizeof((rows)[0]))
 #define RUN_TABLE_G(l, base, rows) run_table_g(#rows, (l), (base), (rows), sizeof(rows) / sizeof((rows)[0]))
+/* The same on a limiter of its own, new (made: a limiter value, e.g. new_token(1, 3, 1000)): for a table
+ * that starts from nothing and whose limiter no later table goes on with. */
+#define RUN_TABLE_NEW(made, base, rows)                                                           \
+    do {                                                                                          \
+        limiter new_ = (made);                                                                    \
+        RUN_TABLE(&new_, base, rows);                                                             \
+    } while (0)
+#define RUN_TABLE_G_NEW(made, base, rows)                                                         \
+    do {                                                                                          \
+        limiter new_ = (made);                                                                    \
+        RUN_TABLE_G(&new_, base, rows);                                                           \
+    } while (0)
 
 /* --- the promises of one reply ---------------------------------------------------------------------- */
 

@@ -9,28 +9,12 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
-passed=0
-failed=0
-check() { # check "what" command...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL compose: $what" >&2
-    fi
-}
-finish() {
-    echo "compose: $passed passed, $failed failed"
-    [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
-    exit
-}
+# shellcheck source=tests/lib/check.sh
+CHECK_SUITE=compose
+. tests/lib/check.sh
 
 if ! command -v docker-compose >/dev/null; then
-    echo "FAIL compose: docker-compose is not installed (Debian package docker-compose; make deps)" >&2
-    failed=1
-    finish
+    check_abort "docker-compose is not installed (Debian package docker-compose; make deps)"
 fi
 
 # --- What `make run` loads: the --loadmodule line of scripts/run-server.sh. ---------------------------
@@ -167,4 +151,4 @@ if docker-compose --help 2>&1 | grep -q -- '--profile'; then
         test -n "$ups" -a -z "$(awk -v p="$ups" '$5 != p' <<<"$gws")"
 fi
 
-finish
+check_summary

@@ -22,20 +22,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-passed=0
-failed=0
-check() { # check "what" command...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL debsrc: $what" >&2
-    fi
-}
-contains() { [[ "$1" == *"$2"* ]]; }
-lacks() { [[ "$1" != *"$2"* ]]; }
+# shellcheck source=tests/lib/check.sh
+CHECK_SUITE=debsrc
+. tests/lib/check.sh
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-check-debsrc-XXXXXX")
 www=$tmp/www           # what the HTTP server serves
@@ -130,9 +119,7 @@ python3 "$tmp/serve.py" "$www" "$tmp/port" &
 http_pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 if [ ! -s "$tmp/port" ]; then
-    echo "FAIL debsrc: the HTTP server did not start"
-    echo "debsrc: 0 passed, 1 failed"
-    exit 1
+    check_abort "the HTTP server did not start"
 fi
 mirror=http://127.0.0.1:$(cat "$tmp/port")
 
@@ -317,5 +304,4 @@ RL_DEBIAN_MIRROR=http://deb.debian.org RL_DEBIAN_UNSIGNED=1 scripts/debian-sourc
 check "RL_DEBIAN_UNSIGNED=1 with a mirror not on 127.0.0.1: refused (exit 2), not $rc" \
     eval '[ "$rc" -eq 2 ] && grep -q "only for a test archive on http://127.0.0.1" "$tmp/err"'
 
-echo "debsrc: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_summary

@@ -19,19 +19,9 @@ root=$(pwd)
 # A make of our own, not the jobserver of the `make test` that runs us.
 unset MAKEFLAGS MFLAGS MAKELEVEL RUN_ARGS PORT
 
-passed=0
-failed=0
-check() { # check "what" command...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL run: $what" >&2
-    fi
-}
-contains() { [[ "$1" == *"$2"* ]]; }
+# shellcheck source=tests/lib/check.sh
+CHECK_SUITE=run
+. tests/lib/check.sh
 
 # --- Stubs: no network, and the test-only packages look missing. ---------------------------------------
 stubs=$(mktemp -d "${TMPDIR:-/tmp}/rl-check-run-XXXXXX")
@@ -87,7 +77,7 @@ pick() {
     done
     return 1
 }
-port=$(pick) || { echo "FAIL run: no free port"; echo "run: 0 passed, 1 failed"; exit 1; }
+port=$(pick) || check_abort "no free port"
 cli() { redis-cli -h 127.0.0.1 -p "$port" "$@" 2>/dev/null; }
 
 # --- make stop with nothing running. ----------------------------------------------------------------------
@@ -277,5 +267,4 @@ check "no apt, curl or wget call (got: $(tr '\n' ';' <"$calls"))" test ! -s "$ca
 left=$(find "$scratch" -mindepth 1 | tr '\n' ' ')
 check "nothing left in TMPDIR (found: $left)" test -z "$left"
 
-echo "run: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_summary

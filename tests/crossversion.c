@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
 
@@ -105,9 +106,7 @@ static void test_replica(const char *newer) {
         clock_set(p, T0 + 97LL * s);
         for (size_t k = 0; k < NKINDS; k++) freeReplyObject(cmdline(p, kinds[k].write, 1 + (s * 7 + (int)k) % 4));
     }
-    redisReply *w = cmd(p, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
+    check_replica_caught_up(p);
     clock_set(p, T0 + 4000);
     clock_set(r, T0 + 4000);
     for (size_t k = 0; k < NKINDS; k++) {

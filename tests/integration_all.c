@@ -20,9 +20,11 @@
 #include <string.h>
 
 #define RNG_SEED 0x5eed0a11c0ffee01ULL
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "rng.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -301,12 +303,7 @@ static void test_replication(void) {
         freeReplyObject(cmd(c, "RL.ALL 3 {p}a {p}b {p}c LIMIT LEAKY 5 1 1000 LIMIT WINDOW 7 2000 LIMIT SLIDINGLOG 6 3000 "
                                "COST 2"));
     }
-    redisReply *w = cmd(c, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
-    CHECK(same_dump(c, r, "{p}a"));
-    CHECK(same_dump(c, r, "{p}b"));
-    CHECK(same_dump(c, r, "{p}c"));
+    check_replicated(c, r, "{p}a", "{p}b", "{p}c", NULL);
     CHECK_EQ(cmd_int(r, "EXISTS {p}a {p}b {p}c"), 3);
     redisFree(r);
     server_stop(rep);
@@ -328,8 +325,7 @@ static void test_resp3(void) {
 /* The AOF carries one admitted RL.ALL as one unit: MULTI, the effects of every key, EXEC. (Redis wraps what
  * one module command propagates; this checks that the module's effects are propagated within the call.) */
 static void test_aof_unit(void) {
-    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *s = server_start(args);
+    server *s = server_start(server_aof_always);
     redisContext *a = server_connect(s);
     freeReplyObject(cmd(a, "RL.ALL 3 {q}t {q}w {q}l LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 60000 LIMIT SLIDINGLOG 3 60000"));
     char path[512];
@@ -415,21 +411,12 @@ static void test_random_vectors(void) {
 
 /* --- bad input and RL.RESET ------------------------------------------------------------------------ */
 
-static void expect_error(const char *want, const char *line) {
-    redisReply *x = cmdline(c, "%s", line);
-    int ok = x->type == REDIS_REPLY_ERROR && strcmp(x->str, want) == 0;
-    if (!CHECK(ok)) fprintf(stderr, "     %s\n     got: %s\n     want: %s\n", line, x->str ? x->str : "?", want);
-    freeReplyObject(x);
-}
-
 static void test_bad_input(void) {
     clock_set(T0);
     freeReplyObject(cmd(c, "RL.TOKEN {x}tok 5 1 1000 COST 2"));
     freeReplyObject(cmd(c, "SET {x}str v"));
     freeReplyObject(cmd(c, "RL.TOKEN {x}twin 5 1 1000 COST 2"));
-    static const struct {
-        const char *line, *error;
-    } rows[] = {
+    static const bad_case rows[] = {
         {"RL.ALL 0 k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
         {"RL.ALL 17 k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
         {"RL.ALL x k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
@@ -481,7 +468,7 @@ static void test_bad_input(void) {
         {"RL.ALL 2 {x}str {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
         {"RL.ALL 1 {x}tok LIMIT WINDOW 5 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) expect_error(rows[i].error, rows[i].line);
+    check_errors(c, rows, sizeof rows / sizeof rows[0]);
     CHECK(same_value("{x}tok", "{x}twin")); /* nothing changed */
     CHECK_EQ(cmd_int(c, "EXISTS {x}n"), 0);
     redisReply *k = cmd(c, "COMMAND GETKEYS RL.ALL 2 one two COST 1 LIMIT TOKEN 5 1 1000 LIMIT WINDOW 3 1000");
@@ -555,9 +542,7 @@ static void test_refund_atmost(void) {
     CHECK(strstr(got, expected) != NULL);
     free(got);
 
-    static const struct {
-        const char *line, *error;
-    } bad[] = {
+    static const bad_case bad[] = {
         {"RL.TOKEN rf:t 10 1 1000 REFUND 1 COST 1", "ERR COST: cannot be combined with REFUND"},
         {"RL.TOKEN rf:t 10 1 1000 COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
         {"RL.WINDOW rf:w 10 1000 REFUND 1 ATMOST", "ERR ATMOST: cannot be combined with REFUND"},
@@ -566,7 +551,7 @@ static void test_refund_atmost(void) {
         {"RL.TOKEN rf:t 10 1 1000 REFUND -1", "ERR REFUND: must be an integer between 0 and 1000000000000"},
         {"RL.TOKEN rf:t 10 1 1000 REFUND", "ERR REFUND: needs a value"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_error(bad[i].error, bad[i].line);
+    check_errors(c, bad, sizeof bad / sizeof bad[0]);
 
     /* A refund is an effect like any write: a replica ends equal. */
     server *rep = replica_start(srv);
@@ -575,11 +560,7 @@ static void test_refund_atmost(void) {
     freeReplyObject(cmd(c, "RL.TOKEN rf:rep 10 1 60000 REFUND 4"));
     freeReplyObject(cmd(c, "RL.WINDOW rf:repw 10 60000 COST 7 ATMOST"));
     freeReplyObject(cmd(c, "RL.WINDOW rf:repw 10 60000 REFUND 2"));
-    redisReply *w = cmd(c, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
-    CHECK(same_dump(c, r, "rf:rep"));
-    CHECK(same_dump(c, r, "rf:repw"));
+    check_replicated(c, r, "rf:rep", "rf:repw", NULL);
     CHECK_EQ(cmd_int(r, "EXISTS rf:rep rf:repw"), 2);
     redisFree(r);
     server_stop(rep);
@@ -626,11 +607,7 @@ static void test_all_refund(void) {
     CHECK(same_all(&dry, &real, 2) && same_all(&ro, &real, 2));
     CHECK_RL(real.limits[0], 1, 10, 9, -1, 1000, 0); /* 6 + 3 */
     CHECK_RL(real.limits[1], 1, 5, 2, -1, 40000, 0); /* 5 - 2 counted; the window ends in 40 s */
-    redisReply *w = cmd(c, "WAIT 1 5000");
-    CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
-    freeReplyObject(w);
-    CHECK(same_dump(c, r, "{u}t"));
-    CHECK(same_dump(c, r, "{u}w"));
+    check_replicated(c, r, "{u}t", "{u}w", NULL);
     CHECK_EQ(cmd_int(r, "EXISTS {u}t {u}w"), 2);
     redisFree(r);
     server_stop(rep);
@@ -638,19 +615,7 @@ static void test_all_refund(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_traces();
-    test_racing();
-    test_replication();
-    test_aof_unit();
-    test_resp3();
-    test_bad_input();
-    test_random_vectors();
-    test_reset();
-    test_refund_atmost();
-    test_all_refund();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_all");
+    static const suite_test tests[] = {test_traces, test_racing, test_replication, test_aof_unit, test_resp3,
+        test_bad_input, test_random_vectors, test_reset, test_refund_atmost, test_all_refund, NULL};
+    return server_suite("integration_all", &srv, &c, tests);
 }

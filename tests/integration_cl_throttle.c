@@ -22,8 +22,10 @@
 #include <sys/time.h>
 
 #include "check.h"
+#include "effect_checks.h"
 #include "rng.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -442,31 +444,14 @@ static void test_watch_and_events(void) {
     del("ev:k");
     del("watch:side");
 
-    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Edg$"));
-    redisContext *sub = event_subscriber(srv);
-    char ev[256];
-    freeReplyObject(cmd(c, "CL.THROTTLE ev:k 1 1 60 2"));
-    next_event(sub, ev, sizeof ev);
-    CHECK_STR(ev, "__keyevent@0__:cl.throttle ev:k");
-    freeReplyObject(cmd(c, "CL.THROTTLE ev:k 1 1 60"));
-    freeReplyObject(cmd(c, "CL.THROTTLE ev:k 1 1 60 0"));
-    freeReplyObject(cmd(c, "SET ev:marker 1"));
-    next_event(sub, ev, sizeof ev);
-    CHECK_STR(ev, "__keyevent@0__:set ev:marker"); /* nothing came between */
-    redisFree(sub);
-    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events %s", ""));
+    /* An event for the call that takes, none for the denied one and the peek. */
+    static const char *const quiet[] = {"CL.THROTTLE ev:k 1 1 60", "CL.THROTTLE ev:k 1 1 60 0", NULL};
+    check_events(srv, c, "Edg$", "CL.THROTTLE ev:k 1 1 60 2", "cl.throttle ev:k", quiet, "SET ev:marker 1",
+                 "set ev:marker");
     freeReplyObject(cmd(c, "DEL ev:k ev:marker"));
 }
 
 /* --- the command ------------------------------------------------------------------------------------- */
-
-static const redisReply *map_get(const redisReply *map, const char *field) {
-    if (!map || map->type != REDIS_REPLY_ARRAY) return NULL;
-    for (size_t i = 0; i + 1 < map->elements; i += 2)
-        if (map->element[i]->type == REDIS_REPLY_STRING && strcmp(map->element[i]->str, field) == 0)
-            return map->element[i + 1];
-    return NULL;
-}
 
 static void test_command_info(void) {
     CHECK(command_info_is(c, "CL.THROTTLE", -5, "write denyoom fast"));
@@ -596,22 +581,8 @@ static void test_move_to_leaky(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_redis_cell_table();
-    test_traces();
-    test_redis_cell_keys();
-    test_bad_values();
-    test_arguments();
-    test_replication();
-    test_aof();
-    test_watch_and_events();
-    test_command_info();
-    test_wall_clock();
-    test_move_to_leaky();
-    test_no_cl_throttle();
-    test_name_taken();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_cl_throttle");
+    static const suite_test tests[] = {test_redis_cell_table, test_traces, test_redis_cell_keys, test_bad_values,
+        test_arguments, test_replication, test_aof, test_watch_and_events, test_command_info, test_wall_clock,
+        test_move_to_leaky, test_no_cl_throttle, test_name_taken, NULL};
+    return server_suite("integration_cl_throttle", &srv, &c, tests);
 }

@@ -452,15 +452,12 @@ static redisReply *cluster_argv(int start, int argc, const char **argv, const si
 /* An RL.* command line (split on spaces) through the cluster client, from its slot map (start -1) or
  * from a given node. */
 static rl_result cluster_rl(int start, const char *fmt, ...) {
-    char line[512];
+    words w;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    words_vformat(&w, fmt, ap);
     va_end(ap);
-    const char *argv[32];
-    size_t lens[32];
-    int argc = split_words(line, argv, lens, 32);
-    redisReply *r = cluster_argv(start, argc, argv, lens);
+    redisReply *r = cluster_argv(start, w.argc, w.argv, w.lens);
     rl_result res = rl_of(r);
     if (r)
         freeReplyObject(r);

@@ -17,8 +17,10 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -123,21 +125,19 @@ static void test_events(void) {
     for (size_t i = 0; i < NLIMITERS; i++) {
         const limiter *l = &limiters[i];
         del("ev:k");
-        char want[128], lower[32];
+        char event[128], lower[32], change[256], quiet_lines[4][256];
         lowercase(l->command, lower, sizeof lower);
-        snprintf(want, sizeof want, "__keyevent@0__:%s ev:k", lower);
-        freeReplyObject(cmdline(c, "%s ev:k %s COST 2", l->command, l->args));
-        next_event(sub, ev, sizeof ev);
-        CHECK_STR(ev, want);
+        snprintf(event, sizeof event, "%s ev:k", lower);
+        snprintf(change, sizeof change, "%s ev:k %s COST 2", l->command, l->args);
         /* Nothing changes: no event. The marker write on another key must be the next event. A denied
          * request changes a cell limiter not at all; the sliding log logs it (a change). */
-        freeReplyObject(cmdline(c, "%s ev:k %s DRYRUN", l->command, l->args));
-        freeReplyObject(cmdline(c, "%s_RO ev:k %s", l->command, l->args));
-        freeReplyObject(cmdline(c, "%s ev:k %s COST 0", l->command, l->args));
-        if (strcmp(lower, "rl.slidinglog") != 0) freeReplyObject(cmdline(c, "%s ev:k %s", l->command, l->args));
-        freeReplyObject(cmd(c, "RL.TOKEN ev:marker 5 1 1000"));
-        next_event(sub, ev, sizeof ev);
-        CHECK_STR(ev, "__keyevent@0__:rl.token ev:marker");
+        snprintf(quiet_lines[0], sizeof quiet_lines[0], "%s ev:k %s DRYRUN", l->command, l->args);
+        snprintf(quiet_lines[1], sizeof quiet_lines[1], "%s_RO ev:k %s", l->command, l->args);
+        snprintf(quiet_lines[2], sizeof quiet_lines[2], "%s ev:k %s COST 0", l->command, l->args);
+        snprintf(quiet_lines[3], sizeof quiet_lines[3], "%s ev:k %s", l->command, l->args);
+        const char *quiet[] = {quiet_lines[0], quiet_lines[1], quiet_lines[2],
+                               strcmp(lower, "rl.slidinglog") != 0 ? quiet_lines[3] : NULL, NULL};
+        check_events_on(c, sub, change, event, quiet, "RL.TOKEN ev:marker 5 1 1000", "rl.token ev:marker");
         freeReplyObject(cmd(c, "DEL ev:k"));
         next_event(sub, ev, sizeof ev);
         CHECK_STR(ev, "__keyevent@0__:del ev:k");
@@ -381,15 +381,6 @@ static void test_command_info(void) {
     CHECK(x->type == REDIS_REPLY_ARRAY && x->elements == 2 && strcmp(x->element[1]->element[0]->str, "k2") == 0 &&
           strcmp(x->element[1]->element[1]->element[0]->str, "RO") == 0);
     freeReplyObject(x);
-}
-
-/* The value under `field` in a RESP2 flat map (name, value, name, value...), or NULL. */
-static const redisReply *map_get(const redisReply *map, const char *field) {
-    if (!map || map->type != REDIS_REPLY_ARRAY) return NULL;
-    for (size_t i = 0; i + 1 < map->elements; i += 2)
-        if (map->element[i]->type == REDIS_REPLY_STRING && strcmp(map->element[i]->str, field) == 0)
-            return map->element[i + 1];
-    return NULL;
 }
 
 static int str_is(const redisReply *r, const char *want) {
@@ -762,19 +753,8 @@ static void test_reference_lists(void) {
 
 int main(void) {
     read_reference();
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_watch();
-    test_events();
-    test_ro_equals_dryrun();
-    test_ro_on_replica();
-    test_ro_in_scripts_and_acl();
-    test_acl_category();
-    test_command_info();
-    test_command_docs();
-    test_info();
-    test_reference_lists();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_commands");
+    static const suite_test tests[] = {test_watch, test_events, test_ro_equals_dryrun, test_ro_on_replica,
+        test_ro_in_scripts_and_acl, test_acl_category, test_command_info, test_command_docs, test_info,
+        test_reference_lists, NULL};
+    return server_suite("integration_commands", &srv, &c, tests);
 }

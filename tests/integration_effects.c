@@ -78,8 +78,7 @@ typedef struct feeder {
 
 static void *feeder_main(void *p) {
     feeder *f = p;
-    server s = {.port = f->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(f->port);
     long long next = 0;
     while (!atomic_load(&f->stop)) {
         f->bad += feed(c, f->prefix, &next, 100);
@@ -203,6 +202,16 @@ static int save(redisContext *c) {
     return 0;
 }
 
+/* A server started with args, connected as *c, and fed n calls under prefix (*next counts them from 0):
+ * one check, that every call had an ordinary reply. */
+static server *start_fed(const char *const *args, redisContext **c, const char *prefix, long long *next, long long n) {
+    server *s = server_start(args);
+    *c = server_connect(s);
+    *next = 0;
+    CHECK_EQ(feed(*c, prefix, next, n), 0);
+    return s;
+}
+
 /* --- the tests --------------------------------------------------------------------------------------- */
 
 static void test_skipping(void) {
@@ -221,10 +230,9 @@ static void test_skipping(void) {
 static void test_replica_attaches(int diskless) {
     const char *const disk[] = {"--repl-diskless-sync", "no", NULL};
     const char *const delayed[] = {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "2", NULL};
-    server *p = server_start(diskless ? delayed : disk);
-    redisContext *pc = server_connect(p);
-    long long next = 0;
-    CHECK_EQ(feed(pc, "a:", &next, 2000), 0);
+    redisContext *pc;
+    long long next;
+    server *p = start_fed(diskless ? delayed : disk, &pc, "a:", &next, 2000);
     CHECK_EQ(effects_state(pc), 0);
 
     feeder f;
@@ -261,10 +269,9 @@ static void test_replica_attaches(int diskless) {
 
 static void test_aof_at_run_time(void) {
     const char *const args[] = {"--appendonly", "no", NULL};
-    server *s = server_start(args);
-    redisContext *c = server_connect(s);
-    long long next = 0;
-    CHECK_EQ(feed(c, "f:", &next, 2000), 0);
+    redisContext *c;
+    long long next;
+    server *s = start_fed(args, &c, "f:", &next, 2000);
     CHECK_EQ(effects_state(c), 0);
     feeder f;
     feeder_start(&f, s, "f:");
@@ -292,16 +299,12 @@ static void test_aof_at_run_time(void) {
 
 static void test_restart_from_rdb(void) {
     /* Alone: the RDB holds no replication info, the load keeps no backlog, and the module skips again. */
-    server *s = server_start(NULL);
-    redisContext *c = server_connect(s);
-    long long next = 0;
-    CHECK_EQ(feed(c, "d:", &next, 2000), 0);
+    redisContext *c;
+    long long next;
+    server *s = start_fed(NULL, &c, "d:", &next, 2000);
     CHECK(save(c));
     snap before = take_snap(c);
-    redisFree(c);
-    server_shutdown(s);
-    server_restart(s);
-    c = server_connect(s);
+    c = server_shutdown_restart(s, c);
     snap after = take_snap(c);
     CHECK(same_snaps(&before, &after, 101));
     free(before.buf);
@@ -324,10 +327,8 @@ static void test_restart_from_rdb(void) {
     CHECK_EQ(feed(pc, "e:", &next, 1000), 0);
     wait_replicas(pc, 1);
     CHECK(save(pc));
-    redisFree(pc);
-    server_kill9(p); /* SHUTDOWN would first send the replica a GETACK, past the offset the RDB records */
-    server_restart(p);
-    pc = server_connect(p);
+    /* kill -9: SHUTDOWN would first send the replica a GETACK, past the offset the RDB records. */
+    pc = server_kill9_restart(p, pc);
     CHECK_EQ(feed(pc, "e:", &next, 1400), 0); /* perhaps before the replica is back: the backlog keeps them */
     CHECK_EQ(effects_state(pc), 1);
     CHECK(replica_wait_synced(rc));
@@ -342,10 +343,9 @@ static void test_restart_from_rdb(void) {
 }
 
 static void test_promotion(void) {
-    server *p = server_start(NULL);
-    redisContext *pc = server_connect(p);
-    long long next = 0;
-    CHECK_EQ(feed(pc, "m:", &next, 1000), 0);
+    redisContext *pc;
+    long long next;
+    server *p = start_fed(NULL, &pc, "m:", &next, 1000);
     server *r = replica_start(p);
     redisContext *rc = server_connect(r);
     CHECK_EQ(feed(pc, "m:", &next, 1000), 0);

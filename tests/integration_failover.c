@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "clients.h"
+#include "effect_checks.h"
 #include "server.h"
 
 #define T0 1700000000000LL
@@ -81,8 +82,8 @@ static void test_pause_with_replica(server *s, redisContext *c) {
     CHECK(alive(c) && alive(rc));
     CHECK(replica_caught_up(c));
     CHECK_EQ(cmd_int(c, "EXISTS fo:rk"), 1);
-    CHECK(same_dump(c, rc, "fo:rk"));
-    CHECK_EQ(cmd_int(rc, "PEXPIRETIME fo:rk"), cmd_int(c, "PEXPIRETIME fo:rk"));
+    check_same_on_replica(c, rc, "fo:rk");
+    check_same_expiry_on_replica(c, rc, "fo:rk");
     pending_close(&w);
     redisFree(rc);
     server_stop(r);

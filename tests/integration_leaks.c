@@ -176,10 +176,8 @@ static void workload(server *s, redisContext *c) {
         freeReplyObject(first);
         redisFree(gone);
     }
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.LEAKY inmulti 3 1 1000 BLOCK"));
-    freeReplyObject(cmd(c, "RL.LEAKY inmulti 3 1 1000 BLOCK"));
-    freeReplyObject(cmd(c, "EXEC"));
+    static const char *const twice[] = {"RL.LEAKY inmulti 3 1 1000 BLOCK", "RL.LEAKY inmulti 3 1 1000 BLOCK", NULL};
+    freeReplyObject(multi_exec(c, twice));
     /* The held replies' timers fire after 600 ms (their clients are gone by then): wait well past them so
      * every one has run and released its reply before the shutdown. */
     sleep_ms(1500);

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -323,10 +325,8 @@ static void test_block(void) {
     /* Inside MULTI the reply cannot be held: it comes in EXEC's array with wait_ms set, at once. The wait
      * is 60 s, so a held EXEC would trip the client's 10 s timeout and end the test. */
     del("lb:multi");
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.LEAKY lb:multi 3 1 60000 BLOCK"));
-    freeReplyObject(cmd(c, "RL.LEAKY lb:multi 3 1 60000 BLOCK"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const twice[] = {"RL.LEAKY lb:multi 3 1 60000 BLOCK", "RL.LEAKY lb:multi 3 1 60000 BLOCK", NULL};
+    redisReply *x = multi_exec(c, twice);
     if (CHECK(reply_is_array(x, 2))) {
         rl_result a = rl_of(x->element[0]), b = rl_of(x->element[1]);
         CHECK_RL(a, 1, 3, 2, -1, 60000, 0);
@@ -352,14 +352,11 @@ static void test_block(void) {
     /* On the real clock PTTL equals reset_after_ms (within 1 ms) for both commands. */
     del("lb:ttl");
     del("win:ttl");
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.LEAKY lb:ttl 10 1 100 COST 5"));
-    freeReplyObject(cmd(c, "PTTL lb:ttl"));
-    freeReplyObject(cmd(c, "RL.WINDOW win:ttl 5 60000 COST 2"));
-    freeReplyObject(cmd(c, "PTTL win:ttl"));
-    freeReplyObject(cmd(c, "RL.WINDOW win:ttl 5 60000 FIXED COST 0"));
-    freeReplyObject(cmd(c, "PTTL win:ttl"));
-    x = cmd(c, "EXEC");
+    static const char *const with_pttl[] = {"RL.LEAKY lb:ttl 10 1 100 COST 5",        "PTTL lb:ttl",
+                                            "RL.WINDOW win:ttl 5 60000 COST 2",       "PTTL win:ttl",
+                                            "RL.WINDOW win:ttl 5 60000 FIXED COST 0", "PTTL win:ttl",
+                                            NULL};
+    x = multi_exec(c, with_pttl);
     if (CHECK(reply_is_array(x, 6))) {
         for (int i = 0; i < 6; i += 2) {
             long long reset = rl_of(x->element[i]).reset_after_ms, ttl = x->element[i + 1]->integer;
@@ -431,10 +428,6 @@ static void test_block(void) {
 /* ------------------------------------------------------------------------------------------------- */
 /* 5. Bad input: exact error text, and the key byte-identical afterwards.                             */
 
-typedef struct bad_case {
-    const char *args; /* after "<command> <key>" */
-    const char *error;
-} bad_case;
 
 static void check_bad_inputs(const char *command, const char *key, const char *setup, const bad_case *cases,
                              size_t n) {
@@ -442,21 +435,7 @@ static void check_bad_inputs(const char *command, const char *key, const char *s
     del(key);
     rl_result s = rl(c, "%s %s %s", command, key, setup);
     CHECK(s.ok && s.reset_after_ms > 0);
-    size_t l0;
-    char *before = dump_key(c, key, &l0);
-    long long expire0 = cmd_int(c, "PEXPIRETIME %s", key);
-    CHECK(before != NULL && expire0 > 0);
-    for (size_t i = 0; i < n; i++) {
-        char line[512];
-        snprintf(line, sizeof line, "%s %s %s", command, key, cases[i].args);
-        if (!CHECK(cmd_status_is(c, cases[i].error, line))) fprintf(stderr, "     for: %s\n", line);
-        size_t l1;
-        char *after = dump_key(c, key, &l1);
-        CHECK(after && before && l1 == l0 && memcmp(after, before, l0) == 0);
-        CHECK_EQ(cmd_int(c, "PEXPIRETIME %s", key), expire0);
-        free(after);
-    }
-    free(before);
+    check_errors_change_nothing(c, command, key, cases, n);
 }
 
 #define LEAKY_ARITY "ERR wrong number of arguments for 'rl.leaky' command"
@@ -736,7 +715,7 @@ static void test_replication(void) {
     CHECK_EQ(rl(c, "RL.LEAKY rep:lidle 5 1 100 COST 1").allowed, 1);
     CHECK_EQ(rl(c, "RL.WINDOW rep:widle 5 1000 COST 1").allowed, 1);
     CHECK_EQ(rl(c, "RL.WINDOW rep:fidle 5 1000 FIXED COST 1").allowed, 1);
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < 3; i++) CHECK_EQ(cmd_int(rc, "EXISTS %s", idle[i]), 1);
     now += 2000;
     clock_set(now);
@@ -748,14 +727,13 @@ static void test_replication(void) {
     CHECK_EQ(rl(c, "RL.LEAKY rep:blk 2 1 50 BLOCK").wait_ms, 0);
     CHECK_EQ(rl(c, "RL.LEAKY rep:blk 2 1 50 BLOCK").wait_ms, 50);
 
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < NKEYS; i++) {
-        if (!CHECK(same_dump(c, rc, keys[i]))) fprintf(stderr, "     %s differs on the replica\n", keys[i]);
-        long long p = cmd_int(c, "PEXPIRETIME %s", keys[i]), r = cmd_int(rc, "PEXPIRETIME %s", keys[i]);
-        if (!CHECK((p > 0 || p == -2) && p == r)) fprintf(stderr, "     %s: primary %lld replica %lld\n", keys[i], p, r);
+        check_same_on_replica(c, rc, keys[i]);
+        check_same_expiry_on_replica(c, rc, keys[i]);
     }
-    CHECK(same_dump(c, rc, "rep:blk"));
-    CHECK_EQ(cmd_int(rc, "PEXPIRETIME rep:blk"), cmd_int(c, "PEXPIRETIME rep:blk"));
+    check_same_on_replica(c, rc, "rep:blk");
+    check_same_expiry_on_replica(c, rc, "rep:blk");
     CHECK_EQ(cmd_int(rc, "EXISTS rep:blk"), 1);
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(exists(idle[i]), 0);
@@ -796,21 +774,8 @@ static void test_command_metadata(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_leaky_shaping_table();
-    test_leaky_nodelay_table();
-    test_leaky_cost_table();
-    test_window_fixed_table();
-    test_window_sliding_table();
-    test_exact_retry_and_reset();
-    test_bad_input();
-    test_wrongtype();
-    test_persistence();
-    test_block();
-    test_replication();
-    test_command_metadata();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_leaky_window");
+    static const suite_test tests[] = {test_leaky_shaping_table, test_leaky_nodelay_table, test_leaky_cost_table,
+        test_window_fixed_table, test_window_sliding_table, test_exact_retry_and_reset, test_bad_input, test_wrongtype,
+        test_persistence, test_block, test_replication, test_command_metadata, NULL};
+    return server_suite("integration_leaky_window", &srv, &c, tests);
 }

@@ -295,8 +295,7 @@ typedef struct hammer_arg {
 
 static void *hammer_thread(void *p) {
     hammer_arg *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     for (int done = 0; done < a->attempts;) {
         int batch = a->attempts - done < 5 ? a->attempts - done : 5; /* small pipelines: more interleaving */
         for (int i = 0; i < batch; i++) redisAppendCommandArgv(c, a->argc, a->argv, a->lens);
@@ -367,19 +366,33 @@ static int cmp_ll(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The clients send line attempts times each: no errors, exactly `admitted` admitted (two checks), and
+ * with wait_step_ms > 0 the waits are 0, wait_step_ms, 2 wait_step_ms, ..., each given to exactly one
+ * client (a third). */
+static void check_admits_exactly(const server *s, const char *line, int attempts, long long admitted,
+                                 long long wait_step_ms) {
+    hammer_result h = hammer(s, line, attempts, 0, wait_step_ms > 0);
+    CHECK_EQ(h.errors, 0);
+    CHECK_EQ(h.admitted, admitted);
+    if (wait_step_ms <= 0) return;
+    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
+    int waits_ok = h.nwaits == admitted;
+    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == wait_step_ms * i;
+    if (!CHECK(waits_ok)) fprintf(stderr, "     %s: the waits are not 0, %lld, ... one each\n", line, wait_step_ms);
+    free(h.waits);
+}
+
 static void test_many_clients_frozen(void) {
     server *s = start(NULL);
     redisContext *c = server_connect(s);
 
     /* Token bucket, real clock, a refill of 1 token per 10^9 ms: exactly the capacity is admitted. */
-    hammer_result h = hammer(s, "RL.TOKEN mc:tok 1000 1 1000000000", 60, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 1000);
+    check_admits_exactly(s, "RL.TOKEN mc:tok 1000 1 1000000000", 60, 1000, 0);
     rl_result r = rl(c, "RL.TOKEN mc:tok 1000 1 1000000000 COST 0 DRYRUN");
     CHECK_EQ(r.remaining, 0);
 
     /* Mixed costs 1..4: what was taken plus what is left is the capacity; no denial while it fit. */
-    h = hammer(s, "RL.TOKEN mc:tokc 1000 1 1000000000", 40, 1, 0);
+    hammer_result h = hammer(s, "RL.TOKEN mc:tokc 1000 1 1000000000", 40, 1, 0);
     r = rl(c, "RL.TOKEN mc:tokc 1000 1 1000000000 COST 0 DRYRUN");
     CHECK_EQ(h.errors, 0);
     CHECK_EQ(h.admitted_cost + r.remaining, 1000);
@@ -387,34 +400,19 @@ static void test_many_clients_frozen(void) {
 
     clock_set(c, T0);
     /* Fixed and sliding windows on a frozen clock: one window, exactly the limit. */
-    h = hammer(s, "RL.WINDOW mc:wfx 777 60000 FIXED", 40, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 777);
-    h = hammer(s, "RL.WINDOW mc:wsl 777 60000 SLIDING", 40, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 777);
+    check_admits_exactly(s, "RL.WINDOW mc:wfx 777 60000 FIXED", 40, 777, 0);
+    check_admits_exactly(s, "RL.WINDOW mc:wsl 777 60000 SLIDING", 40, 777, 0);
 
     /* Leaky bucket policing: exactly the capacity. */
-    h = hammer(s, "RL.LEAKY mc:lnd 600 1 1000 NODELAY", 40, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 600);
+    check_admits_exactly(s, "RL.LEAKY mc:lnd 600 1 1000 NODELAY", 40, 600, 0);
 
     /* Leaky bucket shaping, 1 unit per 10 ms: exactly the capacity, and the waits are 0, 10, ..., 2990,
      * each given to exactly one client. */
-    h = hammer(s, "RL.LEAKY mc:lsh 300 1 10", 20, 0, 1);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 300);
-    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
-    int waits_ok = h.nwaits == 300;
-    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == 10 * i;
-    CHECK(waits_ok);
-    free(h.waits);
+    check_admits_exactly(s, "RL.LEAKY mc:lsh 300 1 10", 20, 300, 10);
 
     /* Sliding log: exactly the limit admitted; the log holds limit + 1 units, all at the frozen instant, in
      * the one member of that instant (weight 301, running total 300). */
-    h = hammer(s, "RL.SLIDINGLOG mc:log 300 10000", 20, 0, 0);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 300);
+    check_admits_exactly(s, "RL.SLIDINGLOG mc:log 300 10000", 20, 300, 0);
     CHECK_EQ(cmd_int(c, "ZCARD mc:log"), 1);
     redisReply *z = cmd(c, "ZRANGE mc:log 0 -1 WITHSCORES");
     int scores_ok = z->type == REDIS_REPLY_ARRAY && z->elements == 2 &&
@@ -428,14 +426,7 @@ static void test_many_clients_frozen(void) {
     /* Guava's RateLimiter at 10/s with nothing stored (MAXBURST 0), MAXWAIT 29999 ms: every reservation
      * gets its own ticket, 100 ms after the one before, so exactly 300 are granted, with waits 0, 100, ...,
      * 29900, each given to exactly one client. */
-    h = hammer(s, "RL.SMOOTH mc:sm 10 MAXBURST 0 MAXWAIT 29999", 20, 0, 1);
-    CHECK_EQ(h.errors, 0);
-    CHECK_EQ(h.admitted, 300);
-    qsort(h.waits, (size_t)h.nwaits, sizeof *h.waits, cmp_ll);
-    waits_ok = h.nwaits == 300;
-    for (long long i = 0; waits_ok && i < h.nwaits; i++) waits_ok = h.waits[i] == 100 * i;
-    CHECK(waits_ok);
-    free(h.waits);
+    check_admits_exactly(s, "RL.SMOOTH mc:sm 10 MAXBURST 0 MAXWAIT 29999", 20, 300, 100);
 
     redisFree(c);
     server_stop(s);
@@ -475,8 +466,7 @@ typedef struct step_client {
 
 static void *step_client_thread(void *p) {
     step_client *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     while (!atomic_load(a->stop)) {
         cmdline_append(c, "MULTI");
         cmdline_append(c, "RL.CLOCK GET");
@@ -571,8 +561,7 @@ typedef struct controller_arg {
 
 static void *controller_thread(void *p) {
     controller_arg *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     rng r = {42};
     for (int i = 0; i < 400; i++) {
         redisReply *x = cmd(c, "RL.CLOCK ADVANCE %lld", rnd_in(&r, 1, 25));
@@ -689,46 +678,42 @@ static void compare_after(redisContext *c, mixer *m, before_fault *b, const char
     free(b->probes);
 }
 
+/* The faults test_durability injects. */
+typedef enum { KILL9, KILL9_IN_REWRITE, SHUTDOWN_NOSAVE, DEBUG_RELOAD } fault;
+
+/* Snapshot and probes, the fault (KILL9_IN_REWRITE: kill -9 right after BGREWRITEAOF, while the rewrite
+ * may still run), then every key and every probe the same as before. Returns the connection to use. */
+static redisContext *survives(server *s, redisContext *c, mixer *m, fault f, const char *what) {
+    before_fault b = take_before(c, m);
+    if (f == KILL9_IN_REWRITE) freeReplyObject(cmd(c, "BGREWRITEAOF"));
+    if (f == KILL9 || f == KILL9_IN_REWRITE) c = server_kill9_restart(s, c);
+    if (f == SHUTDOWN_NOSAVE) c = server_shutdown_restart(s, c);
+    if (f == DEBUG_RELOAD) CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
+    stat_faults++;
+    compare_after(c, m, &b, what);
+    return c;
+}
+
 static void test_durability(void) {
     mixer m = {{7}, "d", 6, T0, 0, 0};
-    const char *aof_args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *s = start(aof_args);
+    server *s = start(server_aof_always);
     redisContext *c = server_connect(s);
     clock_set(c, m.clock_ms);
 
     /* AOF, appendfsync always: kill -9 right after the last reply. */
     mixer_run(&m, c, 700);
-    before_fault b = take_before(c, &m);
-    redisFree(c);
-    server_kill9(s);
-    stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
-    compare_after(c, &m, &b, "AOF after kill -9");
+    c = survives(s, c, &m, KILL9, "AOF after kill -9");
 
     /* BGREWRITEAOF, more calls on top of the rewritten base, kill -9. */
     mixer_run(&m, c, 500);
     freeReplyObject(cmd(c, "BGREWRITEAOF"));
     if (!CHECK(aof_rewrite_wait(c))) fprintf(stderr, "     AOF rewrite did not finish\n");
     mixer_run(&m, c, 200);
-    b = take_before(c, &m);
-    redisFree(c);
-    server_kill9(s);
-    stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
-    compare_after(c, &m, &b, "rewritten AOF after kill -9");
+    c = survives(s, c, &m, KILL9, "rewritten AOF after kill -9");
 
     /* kill -9 while a rewrite may still be running: the old AOF is still whole. */
     mixer_run(&m, c, 300);
-    b = take_before(c, &m);
-    freeReplyObject(cmd(c, "BGREWRITEAOF"));
-    redisFree(c);
-    server_kill9(s);
-    stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
-    compare_after(c, &m, &b, "AOF after kill -9 during a rewrite");
+    c = survives(s, c, &m, KILL9_IN_REWRITE, "AOF after kill -9 during a rewrite");
     CHECK(m.bad == 0);
     redisFree(c);
     server_stop(s);
@@ -740,18 +725,9 @@ static void test_durability(void) {
     clock_set(c, r.clock_ms);
     mixer_run(&r, c, 700);
     CHECK(cmd_status_is(c, "OK", "SAVE"));
-    b = take_before(c, &r);
-    redisFree(c);
-    server_shutdown(s);
-    stat_faults++;
-    server_restart(s);
-    c = server_connect(s);
-    compare_after(c, &r, &b, "RDB after SAVE and SHUTDOWN NOSAVE");
+    c = survives(s, c, &r, SHUTDOWN_NOSAVE, "RDB after SAVE and SHUTDOWN NOSAVE");
     mixer_run(&r, c, 400);
-    b = take_before(c, &r);
-    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
-    stat_faults++;
-    compare_after(c, &r, &b, "DEBUG RELOAD");
+    c = survives(s, c, &r, DEBUG_RELOAD, "DEBUG RELOAD");
     CHECK(r.bad == 0);
     stat_calls += m.calls + r.calls;
     printf("  durability: %lld calls, 3 kill -9, 1 shutdown, 1 DEBUG RELOAD\n", m.calls + r.calls);
@@ -769,8 +745,7 @@ typedef struct feeder_arg {
 
 static void *feeder_thread(void *p) {
     feeder_arg *a = p;
-    server s = {.port = a->port};
-    redisContext *c = server_connect(&s);
+    redisContext *c = port_connect(a->port);
     while (!atomic_load(a->stop)) mixer_run(a->m, c, 20);
     redisFree(c);
     return NULL;
@@ -1303,10 +1278,7 @@ static void test_value_encodings(void) {
     }
     CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
     CHECK(cmd_status_is(c, "OK", "SAVE"));
-    redisFree(c);
-    server_shutdown(s);
-    server_restart(s);
-    c = server_connect(s);
+    c = server_shutdown_restart(s, c);
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", 1700000000000LL));
     for (int i = 0; i < NKEYS; i++) {
         const char *suffix[] = {"", ":c", ":r"};

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -653,10 +655,10 @@ static void test_ttl_and_deletion(void) {
                                   "5 7000 COST 0"};
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         if (i) sleep_ms(13);
-        freeReplyObject(cmd(c, "MULTI"));
-        freeReplyObject(cmdline(c, "RL.SLIDINGLOG sl:ttl %s", calls[i]));
-        freeReplyObject(cmd(c, "PTTL sl:ttl"));
-        redisReply *x = cmd(c, "EXEC");
+        char call[128];
+        snprintf(call, sizeof call, "RL.SLIDINGLOG sl:ttl %s", calls[i]);
+        const char *const with_pttl[] = {call, "PTTL sl:ttl", NULL};
+        redisReply *x = multi_exec(c, with_pttl);
         rl_result f = reply_is_array(x, 2) ? rl_of(x->element[0]) : rl_of(NULL);
         if (CHECK(f.ok)) {
             long long reset = f.reset_after_ms, ttl = x->element[1]->integer;
@@ -735,7 +737,7 @@ static void test_replication(void) {
     check_same_key(c, rc, "rep:pre", "full sync");
 
     mixed_calls(c, "rep", 12, 900); /* primary: frozen clock; the replica's stays real */
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     int nonempty = 0;
     for (int k = 0; k < 12; k++) {
         char key[32];
@@ -756,8 +758,7 @@ static void test_replication(void) {
 }
 
 static void test_aof(void) {
-    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *a = server_start(args);
+    server *a = server_start(server_aof_always);
     redisContext *ac = server_connect(a);
     enum { NK = 8 };
     mixed_calls(ac, "aof", NK, 600);
@@ -774,14 +775,7 @@ static void test_aof(void) {
     for (int k = 0; k < NK; k++) nonempty += before[k][0] != '\0';
     if (!CHECK(nonempty >= 4)) fprintf(stderr, "     only %d keys left\n", nonempty);
     for (int round = 0; round < 2; round++) {
-        if (round == 1) {
-            freeReplyObject(cmd(ac, "BGREWRITEAOF"));
-            CHECK(aof_rewrite_wait(ac));
-        }
-        redisFree(ac);
-        server_kill9(a);
-        server_restart(a);
-        ac = server_connect(a);
+        ac = aof_replay_round(a, ac, round);
         for (int k = 0; k <= NK; k++) {
             if (k < NK) snprintf(key, sizeof key, "aof:%d", k); else snprintf(key, sizeof key, "aof:idle");
             char *after = log_render(ac, key);
@@ -799,10 +793,7 @@ static void test_aof(void) {
 /* --- 7. bad input, WRONGTYPE ----------------------------------------------------------------------- */
 
 static void test_bad_input(void) {
-    static const struct {
-        const char *args; /* after "RL.SLIDINGLOG sl:bad" */
-        const char *error;
-    } cases[] = {
+    static const bad_case cases[] = { /* after "RL.SLIDINGLOG sl:bad" */
         {"", "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"3", "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"3 1000 DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN "
@@ -839,24 +830,7 @@ static void test_bad_input(void) {
     del("sl:bad");
     rl(c, "RL.SLIDINGLOG sl:bad 3 1000 COST 2");
     clock_advance(5);
-    size_t l0;
-    char *before = dump_key(c, "sl:bad", &l0);
-    long long expire0 = cmd_int(c, "PEXPIRETIME sl:bad");
-    CHECK(before != NULL && expire0 > 0);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char line[256];
-        snprintf(line, sizeof line, "RL.SLIDINGLOG sl:bad %s", cases[i].args);
-        redisReply *r = cmdline(c, "%s", line);
-        int ok = r->type == REDIS_REPLY_ERROR && strcmp(r->str, cases[i].error) == 0;
-        if (!CHECK(ok)) fprintf(stderr, "     %s\n     got \"%s\"\n", line, r->str ? r->str : "(not an error)");
-        freeReplyObject(r);
-        size_t l1;
-        char *after = dump_key(c, "sl:bad", &l1);
-        CHECK(same_bytes(before, l0, after, l1));
-        CHECK_EQ(cmd_int(c, "PEXPIRETIME sl:bad"), expire0);
-        free(after);
-    }
-    free(before);
+    check_errors_change_nothing(c, "RL.SLIDINGLOG", "sl:bad", cases, sizeof cases / sizeof cases[0]);
     /* Bad input on a missing key creates nothing. */
     del("sl:bad");
     CHECK(cmd_status_is(c, "ERR COST: must be an integer between 0 and 100000", "RL.SLIDINGLOG sl:bad 3 1000 COST 100001"));
@@ -1312,27 +1286,16 @@ static void test_refund_effects(void) {
     del("watch:side");
 
     /* Keyspace events: rl.slidinglog for the refund that changes the log, then nothing until a marker. */
-    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events Ed"));
-    redisContext *sub = event_subscriber(srv);
-    char ev[256];
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1"));
-    next_event(sub, ev, sizeof ev);
-    CHECK_STR(ev, "__keyevent@0__:rl.slidinglog sl:rfd");
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 0"));
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 3 DRYRUN"));
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd:none 5 1000 REFUND 3"));
-    freeReplyObject(cmd(c, "RL.SLIDINGLOG sl:rfd:mark 5 1000"));
-    next_event(sub, ev, sizeof ev);
-    CHECK_STR(ev, "__keyevent@0__:rl.slidinglog sl:rfd:mark"); /* nothing came between */
-    redisFree(sub);
-    CHECK(cmd_status_is(c, "OK", "CONFIG SET notify-keyspace-events %s", ""));
+    static const char *const quiet[] = {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 0",
+                                        "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 3 DRYRUN",
+                                        "RL.SLIDINGLOG sl:rfd:none 5 1000 REFUND 3", NULL};
+    check_events(srv, c, "Ed", "RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1", "rl.slidinglog sl:rfd", quiet,
+                 "RL.SLIDINGLOG sl:rfd:mark 5 1000", "rl.slidinglog sl:rfd:mark");
     freeReplyObject(cmd(c, "DEL sl:rfd sl:rfd:mark"));
 
     /* Errors: REFUND takes COST's place; the log's REFUND has COST's range; RL.ALL takes a clause's REFUND
      * only in a call that gives back (REFUND before its first LIMIT). */
-    static const struct {
-        const char *line, *error;
-    } bad[] = {
+    static const bad_case bad[] = {
         {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 1 COST 1", "ERR COST: cannot be combined with REFUND"},
         {"RL.SLIDINGLOG sl:rfd 5 1000 COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
         {"RL.SLIDINGLOG sl:rfd 5 1000 REFUND 100001", "ERR REFUND: must be an integer between 0 and 100000"},
@@ -1348,12 +1311,7 @@ static void test_refund_effects(void) {
     clock_set(t + 800);
     CHECK_SLOG(rl(c, "RL.SLIDINGLOG sl:rfd 5 1000 COST 2"), 1, 5, 3, -1, 1000);
     before = dump_key(c, "sl:rfd", &l0);
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        redisReply *r = cmdline(c, "%s", bad[i].line);
-        if (!CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, bad[i].error) == 0))
-            fprintf(stderr, "     %s\n     got \"%s\"\n", bad[i].line, r->str ? r->str : "(not an error)");
-        freeReplyObject(r);
-    }
+    check_errors(c, bad, sizeof bad / sizeof bad[0]);
     size_t l1;
     char *after = dump_key(c, "sl:rfd", &l1);
     CHECK(same_bytes(before, l0, after, l1));
@@ -1386,11 +1344,11 @@ static void test_refund_replication(void) {
         rl_result r = rl(c, "RL.SLIDINGLOG %s", script[i]);
         if (!CHECK(r.ok)) fprintf(stderr, "     %s: %s\n", script[i], r.error);
     }
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     int nonempty = 0;
     for (int k = 0; k < 5; k++) {
         nonempty += exists(keys[k]) == 1;
-        if (!CHECK(same_dump(c, rc, keys[k]))) fprintf(stderr, "     DUMP of %s differs on the replica\n", keys[k]);
+        check_same_on_replica(c, rc, keys[k]);
         check_same_key(c, rc, keys[k], "replica after refunds");
         log_facts f = log_read(rc, keys[k], 0);
         CHECK(f.bookkeeping_ok);
@@ -1416,30 +1374,10 @@ static void test_command_metadata(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_count_table();
-    test_mingap_short_table();
-    test_mingap_long_table();
-    test_hammering();
-    test_memory_bound();
-    test_big_cost_repeated();
-    test_exact_retry();
-    test_user_members();
-    test_earlier_version_log();
-    test_future_members();
-    test_dryrun_writes_nothing();
-    test_ttl_and_deletion();
-    test_bad_input();
-    test_command_metadata();
-    test_generated_traces();
-    test_refund_table();
-    test_refund_members();
-    test_refund_effects();
-    test_refund_replication();
-    test_replication();
-    test_aof();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_slidinglog");
+    static const suite_test tests[] = {test_count_table, test_mingap_short_table, test_mingap_long_table,
+        test_hammering, test_memory_bound, test_big_cost_repeated, test_exact_retry, test_user_members,
+        test_earlier_version_log, test_future_members, test_dryrun_writes_nothing, test_ttl_and_deletion,
+        test_bad_input, test_command_metadata, test_generated_traces, test_refund_table, test_refund_members,
+        test_refund_effects, test_refund_replication, test_replication, test_aof, NULL};
+    return server_suite("integration_slidinglog", &srv, &c, tests);
 }

@@ -15,10 +15,13 @@
 #include <time.h>
 
 #include "check.h"
+#include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 #define T0 1700000000000LL
 
+static server *srv;
 static redisContext *c;
 
 static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
@@ -110,17 +113,7 @@ static void test_key(void) {
     rl_result before = rl(c, "RL.SMOOTH_RO sm:k 5");
     CHECK(before.ok && before.allowed == 1 && before.wait_ms == 1000 && before.reset_after_ms == 2200);
     CHECK(rl(c, "RL.SMOOTH sm:k 5 DRYRUN").wait_ms == 1000); /* neither changed anything */
-
-    redisReply *d = cmd(c, "DUMP sm:k");
-    CHECK(d->type == REDIS_REPLY_STRING);
-    CHECK(cmd_status_is(c, "OK", "RESTORE sm:k2 0 %b", d->str, d->len));
-    freeReplyObject(d);
-    rl_result copy = rl(c, "RL.SMOOTH_RO sm:k2 5");
-    CHECK(copy.ok && memcmp(&copy, &before, sizeof copy) == 0);
-    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
-    clock_set(T0);
-    rl_result reloaded = rl(c, "RL.SMOOTH_RO sm:k 5");
-    CHECK(reloaded.ok && memcmp(&reloaded, &before, sizeof reloaded) == 0);
+    check_copy_and_reload(c, "RL.SMOOTH_RO", "sm:k", "sm:k2", "5", T0);
 
     /* RL.SETSTATE: Guava's state as six words (mode, rate in millionths, period, cold factor, stored
      * permits as binary64 bits, next free ticket in µs): 2.0 stored, the ticket 300 ms ahead. */
@@ -160,10 +153,9 @@ static void test_block(void) {
 
     /* Inside MULTI nothing is held: EXEC answers at once with the waits (60 s would trip the client's
      * timeout). */
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK"));
-    freeReplyObject(cmd(c, "RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const twice[] = {"RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK",
+                                        "RL.SMOOTH sm:multi 0.01 MAXBURST 0 BLOCK", NULL};
+    redisReply *x = multi_exec(c, twice);
     if (CHECK(reply_is_array(x, 2))) {
         rl_result a = rl_of(x->element[0]), b = rl_of(x->element[1]);
         CHECK(a.ok && a.wait_ms == 0 && b.ok && b.wait_ms > 99000);
@@ -173,12 +165,6 @@ static void test_block(void) {
 }
 
 int main(void) {
-    server *s = server_start(NULL);
-    c = server_connect(s);
-    test_waits();
-    test_key();
-    test_block();
-    redisFree(c);
-    server_stop(s);
-    return check_summary("integration_smooth");
+    static const suite_test tests[] = {test_waits, test_key, test_block, NULL};
+    return server_suite("integration_smooth", &srv, &c, tests);
 }

@@ -8,10 +8,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "rl_checks.h"
+#include "effect_checks.h"
 #include "server.h"
+#include "suite.h"
 
 #define T0 1700000000000LL /* a multiple of 10 s: cells of 10 s start on it */
 
+static server *srv;
 static redisContext *c;
 
 static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
@@ -70,16 +74,7 @@ static void test_key(void) {
     CHECK(m6 >= 64 && m60 >= 496 && m60 - m6 >= 54 * 8); /* 8 and 62 words of state */
     printf("  MEMORY USAGE: %lld bytes with SUBWINDOWS 6 (8 words of state), %lld with SUBWINDOWS 60 (62 words)\n", m6,
            m60);
-    rl_result before = rl(c, "RL.WINDOW_RO sw:60 100 60000 SUBWINDOWS 60");
-    redisReply *d = cmd(c, "DUMP sw:60");
-    CHECK(cmd_status_is(c, "OK", "RESTORE sw:copy 0 %b", d->str, d->len));
-    freeReplyObject(d);
-    rl_result copy = rl(c, "RL.WINDOW_RO sw:copy 100 60000 SUBWINDOWS 60");
-    CHECK(copy.ok && memcmp(&copy, &before, sizeof copy) == 0);
-    CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"));
-    clock_set(T0);
-    rl_result reloaded = rl(c, "RL.WINDOW_RO sw:60 100 60000 SUBWINDOWS 60");
-    CHECK(reloaded.ok && memcmp(&reloaded, &before, sizeof reloaded) == 0);
+    check_copy_and_reload(c, "RL.WINDOW_RO", "sw:60", "sw:copy", "100 60000 SUBWINDOWS 60", T0);
 
     /* The readable form AOF rewrite writes: w0 (bit 63, n, newest cell), cell_ms, the n counts. */
     redisReply *w = cmd(c, "RL.SETSTATE sw:set WINDOW %lld 10000 0 0 0 0 0 5 PXAT 4102444800000",
@@ -96,8 +91,8 @@ static void test_key(void) {
     clock_set(T0);
 }
 
-static void test_replica(server *s) {
-    server *replica = replica_start(s);
+static void test_replica(void) {
+    server *replica = replica_start(srv);
     redisContext *rc = server_connect(replica);
     clock_set(T0);
     for (int i = 0; i < 50; i++) {
@@ -105,24 +100,17 @@ static void test_replica(server *s) {
         CHECK(cmd_status_is(c, "OK", "RL.CLOCK ADVANCE 700"));
     }
     CHECK(cmd_status_is(c, "OK", "SET sw:barrier 1"));
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < 5; i++) {
         char key[16];
         snprintf(key, sizeof key, "sw:r%d", i);
-        CHECK(same_dump(c, rc, key));
+        check_same_on_replica(c, rc, key);
     }
     redisFree(rc);
     server_stop(replica);
 }
 
 int main(void) {
-    server *s = server_start(NULL);
-    c = server_connect(s);
-    test_decisions();
-    test_errors();
-    test_key();
-    test_replica(s);
-    redisFree(c);
-    server_stop(s);
-    return check_summary("integration_subwindows");
+    static const suite_test tests[] = {test_decisions, test_errors, test_key, test_replica, NULL};
+    return server_suite("integration_subwindows", &srv, &c, tests);
 }

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "effect_checks.h"
 #include "rl_checks.h"
 #include "server.h"
+#include "suite.h"
 
 static server *srv;
 static redisContext *c;
@@ -147,10 +149,8 @@ static void test_idle_and_ttl(void) {
     CHECK_EQ(exists("tb:idle"), 0);
 
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.TOKEN tb:idle 1000 1 10 COST 700"));
-    freeReplyObject(cmd(c, "PTTL tb:idle"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const with_pttl[] = {"RL.TOKEN tb:idle 1000 1 10 COST 700", "PTTL tb:idle", NULL};
+    redisReply *x = multi_exec(c, with_pttl);
     if (CHECK(reply_is_array(x, 2))) {
         long long reset = rl_of(x->element[0]).reset_after_ms, ttl = x->element[1]->integer;
         CHECK_EQ(reset, 7000);
@@ -179,10 +179,7 @@ static void test_parameter_change(void) {
 
 /* Every bad input answers an error naming the argument, and the key is byte-identical afterwards. */
 static void test_bad_input(void) {
-    static const struct {
-        const char *args; /* after "RL.TOKEN tb:bad" */
-        const char *error;
-    } cases[] = {
+    static const bad_case cases[] = { /* after "RL.TOKEN tb:bad" */
         {"", "ERR wrong number of arguments for 'rl.token' command"},
         {"10 1", "ERR wrong number of arguments for 'rl.token' command"},
         {"x 1 1000", "ERR capacity: must be an integer between 1 and 1000000000000"},
@@ -208,20 +205,7 @@ static void test_bad_input(void) {
     clock_set(T0);
     del("tb:bad");
     rl(c, "RL.TOKEN tb:bad 10 1 1000 COST 3");
-    size_t l0;
-    char *before = dump_key(c, "tb:bad", &l0);
-    long long expire0 = cmd_int(c, "PEXPIRETIME tb:bad");
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char line[256];
-        snprintf(line, sizeof line, "RL.TOKEN tb:bad %s", cases[i].args);
-        CHECK(cmd_status_is(c, cases[i].error, line));
-        size_t l1;
-        char *after = dump_key(c, "tb:bad", &l1);
-        CHECK(after && l1 == l0 && memcmp(after, before, l0) == 0);
-        CHECK_EQ(cmd_int(c, "PEXPIRETIME tb:bad"), expire0);
-        free(after);
-    }
-    free(before);
+    check_errors_change_nothing(c, "RL.TOKEN", "tb:bad", cases, sizeof cases / sizeof cases[0]);
     /* Binary junk in an option is reported without breaking the protocol. */
     const char *argv[] = {"RL.TOKEN", "tb:bad", "10", "1", "1000", "\r\n\x01'junk"};
     size_t lens[] = {8, 6, 2, 1, 4, 8};
@@ -299,10 +283,7 @@ static void test_data_type(void) {
     char *d4 = dump_key(c, "tb:dt", &l4);
     CHECK(d4 && l4 == l1 && memcmp(d4, d1, l1) == 0);
     CHECK(cmd_status_is(c, "OK", "SAVE"));
-    redisFree(c);
-    server_shutdown(srv);
-    server_restart(srv);
-    c = server_connect(srv);
+    c = server_shutdown_restart(srv, c);
     size_t l5;
     char *d5 = dump_key(c, "tb:dt", &l5);
     CHECK(d5 && l5 == l1 && memcmp(d5, d1, l1) == 0);
@@ -317,8 +298,7 @@ static void test_data_type(void) {
 
 /* A mixed run of calls, then AOF replay after kill -9 (appendfsync always) and after BGREWRITEAOF. */
 static void test_aof(void) {
-    const char *args[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
-    server *a = server_start(args);
+    server *a = server_start(server_aof_always);
     redisContext *ac = server_connect(a);
     const char *keys[] = {"aof:1", "aof:2", "aof:3", "aof:4"};
     freeReplyObject(cmd(ac, "RL.CLOCK SET %lld", T0));
@@ -331,14 +311,7 @@ static void test_aof(void) {
     size_t lens[4];
     for (int k = 0; k < 4; k++) before[k] = dump_key(ac, keys[k], &lens[k]);
     for (int round = 0; round < 2; round++) {
-        if (round == 1) {
-            freeReplyObject(cmd(ac, "BGREWRITEAOF"));
-            CHECK(aof_rewrite_wait(ac));
-        }
-        redisFree(ac);
-        server_kill9(a);
-        server_restart(a);
-        ac = server_connect(a);
+        ac = aof_replay_round(a, ac, round);
         for (int k = 0; k < 4; k++) {
             size_t l;
             char *d = dump_key(ac, keys[k], &l);
@@ -374,18 +347,17 @@ static void test_replication(void) {
     freeReplyObject(cmd(c, "RL.TOKEN rep:idle 5 1 100 COST 1"));
     clock_advance(100);
     freeReplyObject(cmd(c, "RL.TOKEN rep:idle 5 1 100 COST 0"));
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     for (int i = 0; i < 20; i++) {
-        CHECK(same_dump(c, rc, keys[i]));
-        long long p = cmd_int(c, "PEXPIRETIME %s", keys[i]), r = cmd_int(rc, "PEXPIRETIME %s", keys[i]);
-        if (!CHECK((p > 0 || p == -2) && p == r)) fprintf(stderr, "     %s: primary %lld replica %lld\n", keys[i], p, r);
+        check_same_on_replica(c, rc, keys[i]);
+        check_same_expiry_on_replica(c, rc, keys[i]);
     }
     CHECK_EQ(cmd_int(rc, "EXISTS rep:idle"), 0);
     /* A request that changes nothing (denied, on the real clock where the expiry is absolute) has no
      * effect to replicate: the replication offset stays put; an admitted one moves it. */
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK REAL"));
     CHECK_EQ(rl(c, "RL.TOKEN rep:flood 2 1 600000 COST 2").allowed, 1);
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
+    check_replica_caught_up(c);
     long long offset = info_offset(c);
     for (int i = 0; i < 5; i++) CHECK_EQ(rl(c, "RL.TOKEN rep:flood 2 1 600000").allowed, 0);
     CHECK_EQ(info_offset(c), offset);
@@ -393,9 +365,7 @@ static void test_replication(void) {
     CHECK_EQ(info_offset(c), offset);
     CHECK_EQ(rl(c, "RL.TOKEN rep:flood2 2 1 600000").allowed, 1); /* a new limiter is an effect */
     CHECK(info_offset(c) > offset);
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
-    CHECK(same_dump(c, rc, "rep:flood"));
-    CHECK(same_dump(c, rc, "rep:flood2"));
+    check_replicated(c, rc, "rep:flood", "rep:flood2", NULL);
     clock_set(T0);
 
     /* The replica refuses writes, as it should. */
@@ -406,22 +376,8 @@ static void test_replication(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_exact_rational_refill();
-    test_continuous_table();
-    test_interval_table();
-    test_exact_retry_and_reset();
-    test_dryrun_writes_nothing();
-    test_idle_and_ttl();
-    test_parameter_change();
-    test_bad_input();
-    test_resp3_map();
-    test_command_metadata();
-    test_data_type();
-    test_aof();
-    test_replication();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_token");
+    static const suite_test tests[] = {test_exact_rational_refill, test_continuous_table, test_interval_table,
+        test_exact_retry_and_reset, test_dryrun_writes_nothing, test_idle_and_ttl, test_parameter_change,
+        test_bad_input, test_resp3_map, test_command_metadata, test_data_type, test_aof, test_replication, NULL};
+    return server_suite("integration_token", &srv, &c, tests);
 }

@@ -22,7 +22,9 @@
 
 #include "check.h"
 #include "clients.h"
+#include "effect_checks.h"
 #include "server.h"
+#include "suite.h"
 
 #define T0 1700000000000LL
 
@@ -175,9 +177,8 @@ static void test_timeouts(void) {
     CHECK(cmd_status_is(c, "ERR LIMIT 1: 'WAIT' is not an option of TOKEN", "RL.ALL 1 wt:t LIMIT TOKEN 1 1 1000 WAIT 10"));
 
     /* MULTI and Lua: no blocking, the denial at once (a held EXEC would trip the client's timeout). */
-    freeReplyObject(cmd(c, "MULTI"));
-    freeReplyObject(cmd(c, "RL.TOKEN wt:t 1 1 1000 WAIT 60000"));
-    redisReply *x = cmd(c, "EXEC");
+    static const char *const waiting_call[] = {"RL.TOKEN wt:t 1 1 1000 WAIT 60000", NULL};
+    redisReply *x = multi_exec(c, waiting_call);
     CHECK(reply_is_array(x, 1) && rl_of(x->element[0]).allowed == 0);
     freeReplyObject(x);
     x = cmd(c, "EVAL %s 1 wt:t", "return redis.call('RL.TOKEN', KEYS[1], 1, 1, 1000, 'WAIT', 60000)");
@@ -360,8 +361,7 @@ static void test_replication(void) {
     advance(1000);
     CHECK(pending_poll(&p[1], 2000));
     CHECK(cmd_status_is(c, "OK", "SET wt:barrier 1"));
-    CHECK_EQ(cmd_int(c, "WAIT 1 5000"), 1);
-    CHECK(same_dump(c, rc, "wt:rep"));
+    check_replicated(c, rc, "wt:rep", NULL);
     for (int i = 0; i < 4; i++) pending_close(&p[i]);
     CHECK(wait_for_waiting(0));
     redisFree(rc);
@@ -403,17 +403,7 @@ static void test_block(void) {
 }
 
 int main(void) {
-    srv = server_start(NULL);
-    c = server_connect(srv);
-    test_fifo();
-    test_timeouts();
-    test_budget_back();
-    test_unblock();
-    test_exactness();
-    test_all_and_real_clock();
-    test_replication();
-    test_block();
-    redisFree(c);
-    server_stop(srv);
-    return check_summary("integration_wait");
+    static const suite_test tests[] = {test_fifo, test_timeouts, test_budget_back, test_unblock, test_exactness,
+        test_all_and_real_clock, test_replication, test_block, NULL};
+    return server_suite("integration_wait", &srv, &c, tests);
 }

@@ -203,13 +203,31 @@ void server_stop(server *s) {
     free(s);
 }
 
-redisContext *server_connect(const server *s) {
+redisContext *server_kill9_restart(server *s, redisContext *c) {
+    redisFree(c);
+    server_kill9(s);
+    server_restart(s);
+    return server_connect(s);
+}
+
+redisContext *server_shutdown_restart(server *s, redisContext *c) {
+    redisFree(c);
+    server_shutdown(s);
+    server_restart(s);
+    return server_connect(s);
+}
+
+const char *const server_aof_always[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
+
+redisContext *port_connect(int port) {
     struct timeval tv = {5, 0};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
     if (!c || c->err) die("cannot connect to redis-server");
     redisSetTimeout(c, (struct timeval){10, 0});
     return c;
 }
+
+redisContext *server_connect(const server *s) { return port_connect(s->port); }
 
 static redisReply *checked(redisContext *c, redisReply *r) {
     if (!r) {
@@ -253,12 +271,9 @@ int cmd_status_is(redisContext *c, const char *text, const char *fmt, ...) {
 }
 
 static redisReply *vcmdline(redisContext *c, const char *fmt, va_list ap) {
-    char line[1024];
-    vsnprintf(line, sizeof line, fmt, ap);
-    const char *argv[64];
-    size_t lens[64];
-    int argc = split_words(line, argv, lens, 64);
-    return checked(c, redisCommandArgv(c, argc, argv, lens));
+    words w;
+    words_vformat(&w, fmt, ap);
+    return checked(c, redisCommandArgv(c, w.argc, w.argv, w.lens));
 }
 
 redisReply *cmdline(redisContext *c, const char *fmt, ...) {
@@ -402,16 +417,24 @@ int split_words(char *line, const char **argv, size_t *lens, int max) {
     return argc;
 }
 
+redisReply *multi_exec(redisContext *c, const char *const *lines) {
+    freeReplyObject(cmd(c, "MULTI"));
+    for (; *lines; lines++) freeReplyObject(cmdline(c, "%s", *lines));
+    return cmd(c, "EXEC");
+}
+
+void words_vformat(words *w, const char *fmt, va_list ap) {
+    vsnprintf(w->line, sizeof w->line, fmt, ap);
+    w->argc = split_words(w->line, w->argv, w->lens, (int)(sizeof w->argv / sizeof w->argv[0]));
+}
+
 void cmdline_append(redisContext *c, const char *fmt, ...) {
-    char line[1024];
+    words w;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    words_vformat(&w, fmt, ap);
     va_end(ap);
-    const char *argv[64];
-    size_t lens[64];
-    int argc = split_words(line, argv, lens, 64);
-    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) die("cannot append a command");
+    if (redisAppendCommandArgv(c, w.argc, w.argv, w.lens) != REDIS_OK) die("cannot append a command");
 }
 
 redisReply *next_reply(redisContext *c) {
@@ -425,6 +448,14 @@ int reply_is_status(const redisReply *r, const char *text) {
 }
 
 int reply_is_array(const redisReply *r, size_t n) { return r && r->type == REDIS_REPLY_ARRAY && r->elements == n; }
+
+const redisReply *map_get(const redisReply *map, const char *field) {
+    if (!map || map->type != REDIS_REPLY_ARRAY) return NULL;
+    for (size_t i = 0; i + 1 < map->elements; i += 2)
+        if (map->element[i]->type == REDIS_REPLY_STRING && strcmp(map->element[i]->str, field) == 0)
+            return map->element[i + 1];
+    return NULL;
+}
 
 long long info_field(redisContext *c, const char *section, const char *field) {
     redisReply *r = cmd(c, "INFO %s", section);

@@ -8,6 +8,7 @@
 #define RL_TEST_SERVER_H
 
 #include <hiredis/hiredis.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,8 +38,17 @@ void server_shutdown(server *s);
 void server_kill9(server *s);
 /* Stop if running, remove the directory, free. */
 void server_stop(server *s);
+/* Restart s after kill -9 (server_kill9_restart) or SHUTDOWN NOSAVE (server_shutdown_restart): c, the
+ * connection to it, is closed first, and a new one is returned. */
+redisContext *server_kill9_restart(server *s, redisContext *c);
+redisContext *server_shutdown_restart(server *s, redisContext *c);
+/* server_start's arguments for a server that appends every write to its AOF and fsyncs it before it
+ * replies (appendfsync always): whatever it answered survives kill -9. */
+extern const char *const server_aof_always[];
 
 redisContext *server_connect(const server *s);
+/* The same by port (a thread that was given only the port); aborts the test program if it cannot connect. */
+redisContext *port_connect(int port);
 void sleep_ms(long ms);
 
 /* 1 once a replica's link to its primary is up (polls up to 10 s). */
@@ -74,17 +84,32 @@ rl_result rl_of(const redisReply *r);
  * wait_ms), for tables of replies compared as a whole. Returns ok; the fields are 0 when it is not. */
 int rl_fields(const redisReply *r, long long f[6]);
 
+/* One transaction: MULTI, each command line of lines (NULL-terminated; formatted and split as cmdline),
+ * EXEC; returns EXEC's reply (an array of their replies when it ran; caller frees). */
+redisReply *multi_exec(redisContext *c, const char *const *lines);
+
 /* Pipelines: append a command line (formatted and split as cmdline), read replies in order with
  * next_reply (which aborts on a connection error, as cmd(); caller frees). */
 void cmdline_append(redisContext *c, const char *fmt, ...);
 redisReply *next_reply(redisContext *c);
 /* Split line in place on spaces into at most max arguments; returns how many. */
 int split_words(char *line, const char **argv, size_t *lens, int max);
+/* A command line printf-formatted, then split on spaces (split_words) into the arguments hiredis's *Argv
+ * calls take: what cmdline, cmdline_append and rl send. */
+typedef struct words {
+    char line[1024];
+    const char *argv[64];
+    size_t lens[64];
+    int argc;
+} words;
+void words_vformat(words *w, const char *fmt, va_list ap);
 
 /* 1 if r (may be NULL) is a status reply with exactly this text. */
 int reply_is_status(const redisReply *r, const char *text);
 /* 1 if r (may be NULL) is an array of n elements (EXEC's answer to n queued commands). */
 int reply_is_array(const redisReply *r, size_t n);
+/* The value of field in a RESP2 map (an array of field, value, ...: COMMAND DOCS), NULL if absent. */
+const redisReply *map_get(const redisReply *map, const char *field);
 /* A numeric field of an INFO section, -1 if it is not there. */
 long long info_field(redisContext *c, const char *section, const char *field);
 /* 1 once no AOF rewrite is in progress or scheduled (polls up to 10 s). */

@@ -117,14 +117,11 @@ static const row billion_per_second[] = {
 };
 
 static void test_tables(void) {
-    limiter l = new_leaky(4, 3, 1000);
-    RUN_TABLE(&l, BASE_US, burst_shaping);
-    l = new_leaky(4, 3, 1000);
-    RUN_TABLE(&l, BASE_US, burst_nodelay);
-    l = new_leaky(3, 3, 1000);
-    RUN_TABLE(&l, BASE_US, dryrun);
+    RUN_TABLE_NEW(new_leaky(4, 3, 1000), BASE_US, burst_shaping);
+    RUN_TABLE_NEW(new_leaky(4, 3, 1000), BASE_US, burst_nodelay);
+    RUN_TABLE_NEW(new_leaky(3, 3, 1000), BASE_US, dryrun);
 
-    l = new_leaky(10, 1, 1000);
+    limiter l = new_leaky(10, 1, 1000);
     RUN_TABLE(&l, BASE_US, change_before);
     l.params[0] = 5;
     RUN_TABLE(&l, BASE_US, change_smaller);
@@ -136,12 +133,9 @@ static void test_tables(void) {
     l.params[1] = 1;
     RUN_TABLE(&l, BASE_US, rem_after);
 
-    l = new_leaky(2, 1, 1000);
-    RUN_TABLE(&l, BASE_US, clock_back);
-    l = new_leaky(31, 1, YEAR_MS);
-    RUN_TABLE(&l, BASE_US, one_a_year);
-    l = new_leaky(1000000000000LL, 1000000000LL, 1000);
-    RUN_TABLE(&l, BASE_US, billion_per_second);
+    RUN_TABLE_NEW(new_leaky(2, 1, 1000), BASE_US, clock_back);
+    RUN_TABLE_NEW(new_leaky(31, 1, YEAR_MS), BASE_US, one_a_year);
+    RUN_TABLE_NEW(new_leaky(1000000000000LL, 1000000000LL, 1000), BASE_US, billion_per_second);
 }
 
 /* REFUND: units out of the bucket now, not below empty (granted 0, wait 0). 4 units, 3 per second
@@ -191,10 +185,8 @@ static void test_refund_tables(void) {
     RUN_TABLE_G(&l, BASE_US, refund);
     l.params[0] = 2;
     RUN_TABLE_G(&l, BASE_US, refund_over_capacity);
-    l = new_leaky(4, 3, 1000);
-    RUN_TABLE_G(&l, BASE_US, refund_clock_back);
-    l = new_leaky(1000000000000LL, 1000000000LL, 1000);
-    RUN_TABLE_G(&l, BASE_US, refund_huge);
+    RUN_TABLE_G_NEW(new_leaky(4, 3, 1000), BASE_US, refund_clock_back);
+    RUN_TABLE_G_NEW(new_leaky(1000000000000LL, 1000000000LL, 1000), BASE_US, refund_huge);
     /* The leaky bucket has no ATMOST: the flag changes nothing (granted is the cost when allowed). */
     l = new_leaky(4, 3, 1000);
     rl_reply r = call(&l, BASE_US, 5, RL_F_ATMOST);

@@ -59,12 +59,9 @@ static const row chunks[] = {
 };
 
 static void test_tables(void) {
-    limiter l = new_token(1, 3, 1000);
-    RUN_TABLE(&l, T0, exact);
-    l = new_token(10, 5, 1000);
-    RUN_TABLE(&l, T0, cont);
-    l = new_token(5, 2, 1000);
-    RUN_TABLE(&l, T0, chunks);
+    RUN_TABLE_NEW(new_token(1, 3, 1000), T0, exact);
+    RUN_TABLE_NEW(new_token(10, 5, 1000), T0, cont);
+    RUN_TABLE_NEW(new_token(5, 2, 1000), T0, chunks);
 }
 
 /* REFUND and ATMOST. Every row spells out granted: the cost when a plain request is allowed, what ATMOST
@@ -137,16 +134,11 @@ static const row_g refund_atmost_huge[] = {
 };
 
 static void test_refund_atmost_tables(void) {
-    limiter l = new_token(10, 5, 1000);
-    RUN_TABLE_G(&l, T0, refund_cont);
-    l = new_token(5, 2, 1000);
-    RUN_TABLE_G(&l, T0, refund_interval);
-    l = new_token(10, 5, 1000);
-    RUN_TABLE_G(&l, T0, atmost_cont);
-    l = new_token(5, 2, 1000);
-    RUN_TABLE_G(&l, T0, atmost_interval);
-    l = new_token(BIG, 1000000000, 1000);
-    RUN_TABLE_G(&l, T0, refund_atmost_huge);
+    RUN_TABLE_G_NEW(new_token(10, 5, 1000), T0, refund_cont);
+    RUN_TABLE_G_NEW(new_token(5, 2, 1000), T0, refund_interval);
+    RUN_TABLE_G_NEW(new_token(10, 5, 1000), T0, atmost_cont);
+    RUN_TABLE_G_NEW(new_token(5, 2, 1000), T0, atmost_interval);
+    RUN_TABLE_G_NEW(new_token(BIG, 1000000000, 1000), T0, refund_atmost_huge);
 
     /* The longest refill accepted, at the end of the clock's range: 1 token per ms, or chunks of 10^12
      * every 10^12 ms. */

@@ -102,22 +102,18 @@ static const row huge[] = {
 };
 
 static void test_tables(void) {
-    limiter l = new_window(10, 60000);
-    RUN_TABLE(&l, BASE_US, cloudflare);
-    l = new_window(3, 1000);
-    RUN_TABLE(&l, BASE_US, fixed_boundary);
-    l = new_window(5, 1000);
-    RUN_TABLE(&l, BASE_US, clock_back);
+    RUN_TABLE_NEW(new_window(10, 60000), BASE_US, cloudflare);
+    RUN_TABLE_NEW(new_window(3, 1000), BASE_US, fixed_boundary);
+    RUN_TABLE_NEW(new_window(5, 1000), BASE_US, clock_back);
 
-    l = new_window(10, 1000);
+    limiter l = new_window(10, 1000);
     RUN_TABLE(&l, BASE_US, resize_1s);
     l.params[1] = 3000;
     RUN_TABLE(&l, BASE_US, resize_3s);
     l.params[1] = 1000;
     RUN_TABLE(&l, BASE_US, resize_back);
 
-    l = new_window(BIG, BIG);
-    RUN_TABLE(&l, RL_MAX_TIME_US - 1000, huge);
+    RUN_TABLE_NEW(new_window(BIG, BIG), RL_MAX_TIME_US - 1000, huge);
 }
 
 /* REFUND and ATMOST; every row spells out granted. */
@@ -185,14 +181,10 @@ static const row_g huge_options[] = {
 };
 
 static void test_option_tables(void) {
-    limiter l = new_window(10, 60000);
-    RUN_TABLE_G(&l, BASE_US, sliding_options);
-    l = new_window(3, 1000);
-    RUN_TABLE_G(&l, BASE_US, fixed_options);
-    l = new_window(3, 1000);
-    RUN_TABLE_G(&l, BASE_US, fixed_refund_after_sliding);
-    l = new_window(BIG, BIG);
-    RUN_TABLE_G(&l, 69 * BIG * MS, huge_options);
+    RUN_TABLE_G_NEW(new_window(10, 60000), BASE_US, sliding_options);
+    RUN_TABLE_G_NEW(new_window(3, 1000), BASE_US, fixed_options);
+    RUN_TABLE_G_NEW(new_window(3, 1000), BASE_US, fixed_refund_after_sliding);
+    RUN_TABLE_G_NEW(new_window(BIG, BIG), 69 * BIG * MS, huge_options);
 }
 #undef R
 #undef A

@@ -77,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "require.h"
 #include "../../module/limiters.h"
 
 #define MAX_STEPS 48
@@ -139,17 +140,6 @@ static void dump_context(void) {
     if (ctx.have_reply) print_reply("reply", &ctx.reply);
     if (ctx.beyond_contract) fprintf(stderr, "  (this input used a cost beyond the parser's range)\n");
 }
-
-#define REQUIRE(cond, ...)                                                                   \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "\nINVARIANT VIOLATED %s:%d: %s\n  ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            dump_context();                                                                  \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 /* --- the input -------------------------------------------------------------------------------------- */
 
@@ -1015,42 +1005,50 @@ static void check_slog_plan(const rl_request *req, const slog_log *log, const rl
     if (c == 0 && req->cost <= limit) REQUIRE(r->allowed == 1, "empty window, cost %lld <= limit: denied", (long long)req->cost);
 }
 
+/* A time the reply promises (retry_after_ms, reset_after_ms) and what must be true from that instant on
+ * (on_time), and not yet 1 ms before it (early): the probe texts say which is asked. */
+typedef struct slog_promise {
+    const char *field, *at_text, *before_text;
+    int (*on_time)(const rl_reply *);
+    int (*early)(const rl_reply *);
+} slog_promise;
+
+static int reply_admitted(const rl_reply *r) { return r->allowed == 1; }
+static int reply_denied(const rl_reply *r) { return r->allowed == 0; }
+static int log_is_empty(const rl_reply *r) { return r->reset_after_ms == 0; }
+static int log_not_empty(const rl_reply *r) { return r->reset_after_ms > 0; }
+
+/* The promise of `ms` (>= 1) holds exactly, on the log the step leaves: q asked at now + ms (if the clock
+ * reaches it) and at now + ms - 1 ms (if that is later than now). */
+static void check_slog_promise(const slog_log *next, rl_request q, int64_t ms, const slog_promise *p) {
+    int64_t now = q.now_us;
+    rl_i128 t1 = (rl_i128)now + (rl_i128)ms * 1000;
+    if (t1 <= TIME_MAX) {
+        q.now_us = (int64_t)t1;
+        ctx.probe = p->at_text;
+        rl_reply r = slog_probe(next, &q);
+        REQUIRE(p->on_time(&r), "%s (%lld) later: not yet", p->field, (long long)ms);
+    }
+    if (ms >= 2) {
+        q.now_us = now + (ms - 1) * 1000;
+        ctx.probe = p->before_text;
+        rl_reply r = slog_probe(next, &q);
+        REQUIRE(p->early(&r), "1 ms before %s (%lld): already", p->field, (long long)ms);
+    }
+}
+
 /* retry_after_ms and reset_after_ms are exact, on the log the step leaves. */
 static void check_slog_exact(const rl_request *req, const rl_reply *r1, const slog_log *next) {
-    int64_t now = req->now_us;
-    if (!r1->allowed && r1->retry_after_ms >= 1) {
-        rl_request q = *req;
-        rl_i128 t1 = (rl_i128)now + (rl_i128)r1->retry_after_ms * 1000;
-        if (t1 <= TIME_MAX) {
-            q.now_us = (int64_t)t1;
-            ctx.probe = "same attempt at now + retry_after_ms";
-            REQUIRE(slog_probe(next, &q).allowed == 1, "still blocked retry_after_ms (%lld) later",
-                    (long long)r1->retry_after_ms);
-        }
-        if (r1->retry_after_ms >= 2) {
-            q.now_us = now + (r1->retry_after_ms - 1) * 1000;
-            ctx.probe = "same attempt at now + retry_after_ms - 1 ms";
-            REQUIRE(slog_probe(next, &q).allowed == 0, "admitted 1 ms before retry_after_ms (%lld)",
-                    (long long)r1->retry_after_ms);
-        }
-    }
+    static const slog_promise retry = {"retry_after_ms", "same attempt at now + retry_after_ms",
+                                       "same attempt at now + retry_after_ms - 1 ms", reply_admitted, reply_denied};
+    static const slog_promise reset = {"reset_after_ms", "COST 0 at now + reset_after_ms",
+                                       "COST 0 at now + reset_after_ms - 1 ms", log_is_empty, log_not_empty};
+    if (!r1->allowed && r1->retry_after_ms >= 1) check_slog_promise(next, *req, r1->retry_after_ms, &retry);
     if (r1->reset_after_ms >= 1) {
         rl_request q = *req;
         q.cost = 0;
         q.mingap_ms = 0;
-        rl_i128 t1 = (rl_i128)now + (rl_i128)r1->reset_after_ms * 1000;
-        if (t1 <= TIME_MAX) {
-            q.now_us = (int64_t)t1;
-            ctx.probe = "COST 0 at now + reset_after_ms";
-            REQUIRE(slog_probe(next, &q).reset_after_ms == 0, "log not empty reset_after_ms (%lld) later",
-                    (long long)r1->reset_after_ms);
-        }
-        if (r1->reset_after_ms >= 2) {
-            q.now_us = now + (r1->reset_after_ms - 1) * 1000;
-            ctx.probe = "COST 0 at now + reset_after_ms - 1 ms";
-            REQUIRE(slog_probe(next, &q).reset_after_ms > 0, "log empty 1 ms before reset_after_ms (%lld)",
-                    (long long)r1->reset_after_ms);
-        }
+        check_slog_promise(next, q, r1->reset_after_ms, &reset);
     }
     ctx.probe = NULL;
 }

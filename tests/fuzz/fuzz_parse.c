@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "require.h"
 #include "../../algorithms/slidinglog.h"
 #include "../../module/parse.h"
 #include "../../module/limiters.h"
@@ -61,17 +62,6 @@ static void dump_context(void) {
     }
     fputc('\n', stderr);
 }
-
-#define REQUIRE(cond, ...)                                                                   \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "\nINVARIANT VIOLATED %s:%d: %s\n  ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            dump_context();                                                                  \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 /* --- reference implementations ---------------------------------------------------------------------- */
 
