@@ -1,9 +1,11 @@
 /* answer.c -- the end of every call: count it once, then answer it, now or later.
  *
- * Every call of the module ends here, whatever path it took: a call decided at once (rl_answer), one that
- * failed before it was decided (rl_answer_error), a waiter answered later by wait.c (rl_answer_blocked, or
- * rl_answer_unblocked on CLIENT UNBLOCK), and a waiter that left with no answer (rl_answer_gone). Each counts the call in INFO ratelimit exactly once,
- * through rl_stats_count, so a call that waits is counted when it is answered, with the verdict it got.
+ * Every call of the module ends here, whatever path it took: a call decided at once (rl_answer, inline in
+ * rl_module.h, which holds BLOCK's replies through rl_answer_hold), one that failed before it was decided
+ * (rl_answer_error), a waiter answered later by wait.c (rl_answer_blocked, or rl_answer_unblocked on CLIENT
+ * UNBLOCK), and a waiter that left with no answer (rl_answer_gone). Each counts the call in INFO ratelimit
+ * exactly once, through rl_stats_count, so a call that waits is counted when it is answered, with the
+ * verdict it got.
  *
  * BLOCK (RL.LEAKY, RL.SMOOTH). The decision (and its replication) happens at admission; only the reply
  * waits for wait_ms, under one timer. When it is sent, limit, remaining and reset_after_ms are read again
@@ -17,11 +19,6 @@
 #include <string.h>
 
 #include "rl_module.h"
-
-static void count(rl_counters *stats, const rl_outcome *o) {
-    rl_tally t = {o->error ? RL_TALLY_ERROR : RL_TALLY_DECIDED, (int)o->allowed, o->units, o->keys_created, 0};
-    rl_stats_count(stats, &t);
-}
 
 int rl_can_block(RedisModuleCtx *ctx) {
     int flags = RedisModule_GetContextFlags(ctx);
@@ -42,7 +39,7 @@ void rl_answer_gone(const rl_call *call) {
 }
 
 int rl_answer_unblocked(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o) {
-    count(call->stats, o);
+    rl_answer_count(call->stats, o);
     rl_clients_waiting--;
     return rl_send_outcome(ctx, o);
 }
@@ -74,7 +71,7 @@ static void unblock_with(RedisModuleBlockedClient *bc, const rl_outcome *o) {
 }
 
 void rl_answer_blocked(RedisModuleBlockedClient *bc, const rl_call *call, const rl_outcome *o) {
-    count(call->stats, o);
+    rl_answer_count(call->stats, o);
     unblock_with(bc, o);
 }
 
@@ -149,7 +146,8 @@ static void held_disconnect_cb(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc
     RedisModule_UnblockClient(bc, NULL);
 }
 
-static int hold(RedisModuleCtx *ctx, const rl_call *call, const rl_reply *reply) {
+int rl_answer_hold(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o) {
+    const rl_reply *reply = &o->replies[0];
     held *h = RedisModule_Alloc(sizeof *h);
     h->db = RedisModule_GetSelectedDb(ctx);
     h->call = *call;
@@ -161,12 +159,4 @@ static int hold(RedisModuleCtx *ctx, const rl_call *call, const rl_reply *reply)
     RedisModule_DictSetC(holds, &h->bc, sizeof h->bc, h);
     h->timer = RedisModule_CreateTimer(ctx, reply->wait_ms, on_held_timer, h);
     return REDISMODULE_OK;
-}
-
-int rl_answer(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o) {
-    count(call->stats, o);
-    if ((call->flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && !o->error && o->allowed &&
-        o->replies[0].wait_ms > 0 && rl_can_block(ctx))
-        return hold(ctx, call, &o->replies[0]);
-    return rl_send_outcome(ctx, o);
 }

@@ -75,8 +75,8 @@ static void fill_all(rl_outcome *o, const rl_pending *p, int n) {
 }
 
 /* A call of one clause as it came (no look, no cost of its own): the same steps, with nothing to copy or
- * describe; most calls are this one, so it is written out. */
-static void decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
+ * describe; most calls are this one, so it is written out (rl_call_decide, rl_module.h, picks it). */
+void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     rl_clause *c = &call->clause[0];
     rl_pending p;
     c->req.now_us = rl_clock_now_us();
@@ -94,18 +94,13 @@ static void decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     o->with_granted = (call->flags & RL_F_ATMOST) != 0;
     o->n = 1;
     o->allowed = p.reply.allowed;
-    o->retry_after_ms = p.reply.retry_after_ms;
-    o->reset_after_ms = p.reply.reset_after_ms;
-    o->units = real && p.reply.allowed ? p.reply.granted : 0; /* a refund takes none */
-    o->keys_created = written && p.creates;
+    o->retry_after_ms = p.reply.retry_after_ms; /* (reset_after_ms is RL.ALL's: one reply has its own) */
+    o->units = real ? p.reply.granted : 0;      /* a denial grants none, nor does a refund */
+    o->keys_created = written & p.creates;
     o->replies[0] = p.reply;
 }
 
-void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o) {
-    if (!call->all && !look_flags && cost < 0) {
-        decide_one(ctx, call, o);
-        return;
-    }
+void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o) {
     /* Only what prepare does not always set: the effect is filled by prepare (no memset on the hot path). */
     rl_pending p[RL_ALL_MAX_LIMITS];
     rl_request looked[RL_ALL_MAX_LIMITS]; /* the requests as this decision sees them, when it changes them */

@@ -5,7 +5,7 @@
 
 static int is_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
 
-static int send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted) {
+int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted) {
     const long long values[RL_REPLY_FIELDS + 1] = {reply->allowed,        reply->limit,          reply->remaining,
                                                    reply->retry_after_ms, reply->reset_after_ms, reply->wait_ms,
                                                    reply->granted};
@@ -21,7 +21,7 @@ static int send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_grant
     return REDISMODULE_OK;
 }
 
-static int send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
+int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
                       const rl_reply *limits, int n) {
     int resp3 = is_resp3(ctx);
     if (resp3) {
@@ -39,12 +39,6 @@ static int send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_af
         RedisModule_ReplyWithSimpleString(ctx, "limits");
         RedisModule_ReplyWithArray(ctx, n);
     }
-    for (int i = 0; i < n; i++) send_reply(ctx, &limits[i], 0);
+    for (int i = 0; i < n; i++) rl_send_reply(ctx, &limits[i], 0);
     return REDISMODULE_OK;
-}
-
-int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o) {
-    if (o->error) return RedisModule_ReplyWithError(ctx, o->error);
-    if (o->all) return send_all_reply(ctx, o->allowed, o->retry_after_ms, o->reset_after_ms, o->replies, o->n);
-    return send_reply(ctx, &o->replies[0], o->with_granted);
 }

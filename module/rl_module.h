@@ -202,20 +202,49 @@ typedef struct rl_outcome {
  * none when RL.ALL is denied (each then described as it stands), and a single clause's effect whatever its
  * verdict (a denied sliding-log attempt is logged); release. look_flags are or-ed into every request for this
  * decision only (RL_F_DRYRUN to look), and cost >= 0 replaces every request's. Counts nothing. */
-void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o);
+void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o);
+void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o);
+static inline void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost,
+                                  rl_outcome *o) {
+    if (!call->all && !look_flags && cost < 0) rl_call_decide_one(ctx, call, o); /* the common case, written out */
+    else rl_call_decide_any(ctx, call, look_flags, cost, o);
+}
 
 /* all.c: parse RL.ALL's or RL.ALL_RO's arguments (syn: rl_all_syntax or rl_all_syntax_ro) into call. 0, or -1
  * with err (empty: the wrong number of arguments). report_keys answers Redis's getkeys request. */
 int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]);
 int rl_all_report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* reply.c: send an outcome. */
-int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o);
+/* reply.c: one limiter's reply (the six fields, and `granted` seventh with ATMOST), RL.ALL's (the verdict,
+ * retry and reset, then a reply per limit), and an outcome's, one of those or its error. */
+int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted);
+int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
+                      const rl_reply *limits, int n);
+static inline int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o) {
+    if (o->error) return RedisModule_ReplyWithError(ctx, o->error);
+    if (o->all) return rl_send_all_reply(ctx, o->allowed, o->retry_after_ms, o->reset_after_ms, o->replies, o->n);
+    return rl_send_reply(ctx, &o->replies[0], o->with_granted);
+}
 
 /* answer.c: the end of every call: count it (rl_stats_count), then answer it. */
-/* Reply now, or with BLOCK hold the admitted reply server-side for its wait_ms (its fields made true when
- * it is sent). */
-int rl_answer(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
+/* 1 when this call may block its client (not in MULTI, a script, a replicated or loading stream). */
+int rl_can_block(RedisModuleCtx *ctx);
+/* Hold an admitted reply server-side for its wait_ms (BLOCK), its fields made true when it is sent. */
+int rl_answer_hold(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
+/* What a decided call adds to its counters. */
+static inline void rl_answer_count(rl_counters *stats, const rl_outcome *o) {
+    rl_tally t = {o->error ? RL_TALLY_ERROR : RL_TALLY_DECIDED, (int)o->allowed, o->units, o->keys_created, 0};
+    rl_stats_count(stats, &t);
+}
+/* Count a decided call, then reply now, or with BLOCK hold the admitted reply (the one BLOCK dispatch).
+ * Inline: every call passes here. */
+static inline int rl_answer(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o) {
+    rl_answer_count(call->stats, o);
+    if ((call->flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && !o->error && o->allowed &&
+        o->replies[0].wait_ms > 0 && rl_can_block(ctx))
+        return rl_answer_hold(ctx, call, o);
+    return rl_send_outcome(ctx, o);
+}
 /* A call that failed before it was decided: its error (NULL: the wrong number of arguments). */
 int rl_answer_error(RedisModuleCtx *ctx, rl_counters *stats, const char *err);
 /* A blocked client's answer, sent by answer.c's reply callback, which wait.c blocks its clients with. */
@@ -225,8 +254,6 @@ RedisModuleBlockedClient *rl_answer_block(RedisModuleCtx *ctx, RedisModuleCmdFun
 int rl_answer_unblocked(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
 /* A blocked call that ends with no answer (disconnect, CLIENT UNBLOCK ... ERROR): counted as a call only. */
 void rl_answer_gone(const rl_call *call);
-/* 1 when this call may block its client (not in MULTI, a script, a replicated or loading stream). */
-int rl_can_block(RedisModuleCtx *ctx);
 
 /* wait.c: server-side waiting (WAIT). */
 /* Clients waiting with WAIT: while there are none, calls skip every waiting check. */
