@@ -192,33 +192,49 @@ static int64_t limit_of(int fam, const int64_t params[3]) {
     return params[0];
 }
 
+/* A limiter the cases below do not tune is fuzzed from its syntax alone: each number in its range, and any
+ * mix of its algorithm's own flags (validate refuses the mixes it must). So a new row of the list is fuzzed
+ * with no edit here; RL.TOKEN and RL.LEAKY's numbers, and RL.TOKEN's mode, go this way too (their syntax says
+ * all there is to pick), which keeps the generic path itself fuzzed. */
+static void pick_params_of_syntax(input *in, const rl_syntax *syn, int64_t p[3]) {
+    for (int i = 0; i < 3; i++) p[i] = i < syn->nparams ? in_range(in, syn->params[i].min, syn->params[i].max) : 0;
+}
+
+static uint32_t pick_mode_of_syntax(const rl_syntax *syn, uint8_t b) {
+    uint32_t mode = 0;
+    for (int i = 0, bit = 0; i < syn->noptions && bit < 8; i++) {
+        const rl_option_spec *o = &syn->options[i];
+        if (o->slot != RL_NO_VALUE || o->flag < RL_F_ALG(0)) continue; /* algorithm flags only */
+        if ((b >> bit++) & 1 && !(mode & o->conflicts)) mode |= o->flag;
+    }
+    return mode;
+}
+
 static void pick_params(input *in, int fam, int64_t p[3]) {
     switch (fam) {
-    case FAM_TOKEN:
-    case FAM_LEAKY:
-        p[0] = in_range(in, 1, RL_MAX_COUNT);
-        p[1] = in_range(in, 1, RL_MAX_COUNT);
-        p[2] = in_range(in, 1, RL_MAX_PERIOD_MS);
-        break;
     case FAM_WINDOW: /* n for SUBWINDOWS (the other modes ignore it), and a window it divides */
         p[0] = in_range(in, 1, RL_MAX_COUNT);
         p[2] = in_range(in, RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS);
         p[1] = in_range(in, 1, RL_MAX_PERIOD_MS / p[2]) * p[2];
         break;
-    default: /* large limits cost O(limit) per decision: mostly small ones, the whole range now and then */
+    case FAM_SLOG: /* large limits cost O(limit) per decision: mostly small ones, the whole range now and then */
         p[0] = (in_u8(in) & 15) == 0 ? in_range(in, 1, RL_SLOG_MAX_LIMIT) : in_range(in, 1, 64);
         p[1] = in_range(in, 1, RL_MAX_PERIOD_MS);
         p[2] = 0;
+        break;
+    default:
+        pick_params_of_syntax(in, &rl_syntaxes[fam], p);
         break;
     }
 }
 
 static uint32_t pick_mode(int fam, uint8_t b) {
     switch (fam) {
-    case FAM_TOKEN: return (b & 1) ? RL_F_INTERVAL : 0;
-    case FAM_LEAKY: return ((b & 1) ? RL_F_NODELAY : 0) | ((b & 2) ? RL_F_BLOCK : 0);
+    case FAM_LEAKY: /* BLOCK is the module's flag, which the algorithm reads too */
+        return ((b & 1) ? RL_F_NODELAY : 0) | ((b & 2) ? RL_F_BLOCK : 0);
     case FAM_WINDOW: return b % 4 == 0 ? RL_F_FIXED : b % 4 == 1 ? RL_F_SLIDING : b % 4 == 2 ? RL_F_SUBWINDOWS : 0;
-    default: return 0;
+    case FAM_SLOG: return 0;
+    default: return pick_mode_of_syntax(&rl_syntaxes[fam], b);
     }
 }
 
