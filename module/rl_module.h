@@ -15,23 +15,9 @@
 #include "redismodule.h"
 
 #include "limiters.h"
+#include "store_log.h"
 
 typedef struct rl_limiter rl_limiter;
-
-/* The newest member of a log as prepare read it, when it is the module's and below now: in the common
- * case (no refund) commit starts from it instead of reading the top of the set again. */
-typedef struct rl_log_top {
-    RedisModuleString *name; /* owned until commit takes it or release frees it; NULL: commit reads */
-    int64_t us, seq, weight, x, floor;
-} rl_log_top;
-
-/* What a sliding-log prepare decided (store_log.c): commit reads the rest of what it writes from the set. */
-typedef struct rl_log_pending {
-    long long card;       /* members in the set before the call */
-    rl_slog_plan plan;
-    int64_t expire_at_ms; /* when the log is not empty after the call */
-    rl_log_top top;
-} rl_log_pending;
 
 /* A decision made and not yet written: what prepare hands to commit and release. */
 typedef struct rl_pending {

@@ -83,7 +83,7 @@
 #define MAX_STEPS 48
 #define COST_SLACK 65536 /* cell costs go up to RL_MAX_COUNT + this: beyond what the parser lets through */
 #define TIME_MAX (RL_MAX_TIME_US - 1)
-#define SCORE_BOUND (2 * RL_MAX_TIME_US) /* module/store_log.c clamps scores to +-this */
+#define SCORE_BOUND (2 * RL_MAX_TIME_US) /* module/store_log_name.c clamps scores to +-this */
 #define SLOG_MAX_INITIAL (RL_SLOG_MAX_LIMIT + 1 + 64) /* a user's ZADD may leave more than limit + 1 */
 #define SLOG_BUF (SLOG_MAX_INITIAL + RL_SLOG_MAX_LIMIT + 2)
 #define BIG_LOG 4096
