@@ -18,6 +18,7 @@
  * callback: the outcome travels as the private data of RedisModule_UnblockClient. */
 #include <string.h>
 
+#include "answer.h"
 #include "rl_module.h"
 
 int rl_can_block(RedisModuleCtx *ctx) {

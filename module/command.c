@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "compat.h"
 #include "docs.h"
+#include "answer.h"
 #include "rl_module.h"
 
 /* --- the path of every limiter command ------------------------------------------------------------------ */

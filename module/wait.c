@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "answer.h"
 #include "rl_module.h"
 
 long long rl_waiters;
