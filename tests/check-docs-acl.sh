@@ -33,20 +33,11 @@ cd "$(dirname "$0")/.." || exit 1
 doc=docs/operations.md
 trap server_stop EXIT
 
-pass=0 fail=0
-check() { # check "what" command...: one check
-    local what=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL docs-acl: $what" >&2
-    fi
-}
+CHECK_SUITE=docs-acl
+# shellcheck source=tests/lib/check.sh
+. tests/lib/check.sh
 finish() {
-    echo "docs-acl: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
+    check_summary
     exit
 }
 

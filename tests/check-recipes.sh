@@ -19,17 +19,9 @@ work=$(mktemp -d)
 trap 'server_stop; rm -rf "$work"' EXIT
 start_ms=1700000000000
 
-pass=0 fail=0
-check() { # check "what" command...: one check
-    local what=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL recipes: $what" >&2
-    fi
-}
+CHECK_SUITE=recipes
+# shellcheck source=tests/lib/check.sh
+. tests/lib/check.sh
 
 # Split the page: recipe N's session into NN.cli ("> ARGS" and reply lines, comments dropped), its
 # ```python blocks into NN.py, its title into NN.title.
@@ -67,28 +59,18 @@ run_call() {
 
 # run_session N: every call of recipe N's session, each reply compared with the page's.
 run_session() {
-    local n=$1 line args="" expected="" ncalls=0 title
+    local n=$1 ncalls=0 title
     title=$(cat "$work/$n.title")
     cli RL.CLOCK SET "$start_ms" >/dev/null
-    compare() {
-        [ -n "$args" ] || return 0
-        local words got
+    compare() { # compare ARGS EXPECTED
+        local args=$1 expected=$2 words got
         read -ra words <<<"$args"
         got=$(run_call "${words[@]}")
         check "\"$title\": > $args prints what docs/recipes.md shows (got: $(tr '\n' ' ' <<<"$got"))" \
-            test "$got" = "${expected%$'\n'}"
+            test "$got" = "$expected"
         ncalls=$((ncalls + 1))
     }
-    while IFS= read -r line; do
-        if [[ "$line" == '> '* ]]; then
-            compare
-            args=${line#'> '}
-            expected=""
-        else
-            expected+="$line"$'\n'
-        fi
-    done <"$work/$n.cli"
-    compare
+    transcript_each '> ' compare <"$work/$n.cli"
     check "\"$title\" has a redis-cli session" test "$ncalls" -gt 0
 }
 
@@ -97,14 +79,13 @@ run_python() {
     local n=$1 title
     title=$(cat "$work/$n.title")
     cli RL.CLOCK SET "$start_ms" >/dev/null
-    if { printf 'import redis\n_r = redis.Redis\nredis.Redis = lambda *a, **k: _r(port=%s)\n' "$SERVER_PORT"
-         cat "$work/$n.py"; } | "$python" - 2>"$work/err"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL recipes: \"$title\": its Python block:" >&2
+    if ! { printf 'import redis\n_r = redis.Redis\nredis.Redis = lambda *a, **k: _r(port=%s)\n' "$SERVER_PORT"
+           cat "$work/$n.py"; } | "$python" - 2>"$work/err"; then
         cat "$work/err" >&2
+        check "\"$title\": its Python block runs (its error above)" false
+        return
     fi
+    check "\"$title\": its Python block runs" true
 }
 
 recipes=0
@@ -122,5 +103,4 @@ for title in "$work"/*.title; do
     done
 done
 check "docs/recipes.md has recipes (found $recipes)" test "$recipes" -gt 0
-echo "recipes: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_summary

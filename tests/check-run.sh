@@ -238,25 +238,14 @@ run_make run PORT="$port" RUN_ARGS=test-clock
 check "make run RUN_ARGS=test-clock exits 0 (got $rc: $out)" test "$rc" -eq 0
 check "the module got test-clock" contains "$(cli MODULE LIST | tr '\n' ' ')" "args test-clock"
 ncmd=0
-expected="" args=""
-compare() {
-    [ -n "$args" ] || return 0
-    local got
+compare() { # compare ARGS EXPECTED
+    local args=$1 expected=$2 got
     # shellcheck disable=SC2086 # the README's arguments are plain words
     got=$(redis-cli --no-raw -h 127.0.0.1 -p "$port" $args 2>&1)
-    check "README: redis-cli $args prints what README.md shows (got: $(tr '\n' ' ' <<<"$got"))" test "$got" = "${expected%$'\n'}"
+    check "README: redis-cli $args prints what README.md shows (got: $(tr '\n' ' ' <<<"$got"))" test "$got" = "$expected"
     ncmd=$((ncmd + 1))
 }
-while IFS= read -r line; do
-    if [[ "$line" == '$ redis-cli '* ]]; then
-        compare
-        args=${line#'$ redis-cli '}
-        expected=""
-    else
-        expected+="$line"$'\n'
-    fi
-done <<<"$session"
-compare
+transcript_each '$ redis-cli ' compare <<<"$session"
 check "README's session has 5 redis-cli calls (found $ncmd)" test "$ncmd" -eq 5
 run_make stop PORT="$port"
 check "make stop after the README session exits 0 (got $rc: $out)" test "$rc" -eq 0

@@ -9,6 +9,10 @@
 #                                        cannot go on, e.g. its fake server did not start)
 #   check_summary                        prints the closing line; fails if anything failed or nothing passed
 #   contains TEXT PART, lacks TEXT PART  whether TEXT holds PART (for check's commands)
+#   transcript_each PREFIX FUNCTION < TRANSCRIPT
+#                                        a session as the docs show one: each line starting with PREFIX is a
+#                                        call (the rest of the line: its arguments), the lines after it its
+#                                        expected output; calls FUNCTION ARGS EXPECTED for each call
 : "${CHECK_SUITE:?set CHECK_SUITE to the suite name before sourcing tests/lib/check.sh}"
 passed=0
 failed=0
@@ -38,3 +42,18 @@ check_abort() { # check_abort "what went wrong"
 
 contains() { [[ "$1" == *"$2"* ]]; }
 lacks() { [[ "$1" != *"$2"* ]]; }
+
+transcript_each() { # transcript_each PREFIX FUNCTION < TRANSCRIPT
+    local prefix=$1 fn=$2 line args="" expected="" started=0
+    while IFS= read -r line; do
+        if [[ "$line" == "$prefix"* ]]; then
+            [ "$started" -eq 0 ] || "$fn" "$args" "${expected%$'\n'}"
+            started=1
+            args=${line#"$prefix"}
+            expected=""
+        else
+            expected+="$line"$'\n'
+        fi
+    done
+    [ "$started" -eq 0 ] || "$fn" "$args" "${expected%$'\n'}"
+}
