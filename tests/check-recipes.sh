@@ -62,6 +62,7 @@ run_session() {
     local n=$1 ncalls=0 title
     title=$(cat "$work/$n.title")
     cli RL.CLOCK SET "$start_ms" >/dev/null
+    # shellcheck disable=SC2317 # called by transcript_each
     compare() { # compare ARGS EXPECTED
         local args=$1 expected=$2 words got
         read -ra words <<<"$args"

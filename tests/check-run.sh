@@ -238,6 +238,7 @@ run_make run PORT="$port" RUN_ARGS=test-clock
 check "make run RUN_ARGS=test-clock exits 0 (got $rc: $out)" test "$rc" -eq 0
 check "the module got test-clock" contains "$(cli MODULE LIST | tr '\n' ' ')" "args test-clock"
 ncmd=0
+# shellcheck disable=SC2317 # called by transcript_each
 compare() { # compare ARGS EXPECTED
     local args=$1 expected=$2 got
     # shellcheck disable=SC2086 # the README's arguments are plain words
