@@ -1,4 +1,5 @@
 # tests/lib/check.sh -- sourced, not executed: the shell tests' harness, as tests/check.h is the C
+# shellcheck shell=bash
 # programs'. Named checks, a FAIL line naming what failed, and the closing line "SUITE: N passed, N failed"
 # that scripts/run-tests.sh reads.
 #
