@@ -1,5 +1,4 @@
 # tests/lib/check.sh -- sourced, not executed: the shell tests' harness, as tests/check.h is the C
-# shellcheck shell=bash
 # programs'. Named checks, a FAIL line naming what failed, and the closing line "SUITE: N passed, N failed"
 # that scripts/run-tests.sh reads.
 #
@@ -14,6 +13,7 @@
 #                                        a session as the docs show one: each line starting with PREFIX is a
 #                                        call (the rest of the line: its arguments), the lines after it its
 #                                        expected output; calls FUNCTION ARGS EXPECTED for each call
+# shellcheck shell=bash
 : "${CHECK_SUITE:?set CHECK_SUITE to the suite name before sourcing tests/lib/check.sh}"
 passed=0
 failed=0
