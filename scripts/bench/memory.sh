@@ -62,7 +62,10 @@ generated_kinds() {
     scripts/bench/limiter-rows.py "${source[@]}" --key-prefix "" | awk -F'\t' -v keys="$keys" '{
         n = split($5, words, " "); distinct = 0; delete seen
         for (i = 1; i <= n; i++) if (words[i] ~ /__rand_int__/ && !(words[i] in seen)) seen[words[i]] = distinct++
-        if (distinct > 10) { print "memory.sh: " $1 " makes " distinct " keys per request: at most 10 have 16-byte names" > "/dev/stderr"; exit 1 }
+        if (distinct > 10) {
+            print "memory.sh: " $1 " makes " distinct " keys per call: only 10 can have 16-byte names" > "/dev/stderr"
+            exit 1
+        }
         line = ""
         for (i = 1; i <= n; i++) {
             w = words[i]

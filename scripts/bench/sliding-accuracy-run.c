@@ -45,8 +45,8 @@ static void scratch_init(scratch *sc, const study *st) {
     sc->sreq = (rl_request){.params = {limit, window, 0}, .cost = cost, .flags = RL_F_SLIDING};
     sc->freq = (rl_request){.params = {limit, window, 0}, .cost = cost, .flags = RL_F_FIXED};
     sc->lreq = (rl_request){.params = {limit, window, 0}, .cost = cost};
-    sc->s6req = (rl_request){.params = {limit, window, 6}, .cost = cost, .mingap_ms = 0, .flags = RL_F_SUBWINDOWS, .now_us = 0};
-    sc->s60req = (rl_request){.params = {limit, window, 60}, .cost = cost, .mingap_ms = 0, .flags = RL_F_SUBWINDOWS, .now_us = 0};
+    sc->s6req = (rl_request){.params = {limit, window, 6}, .cost = cost, .flags = RL_F_SUBWINDOWS};
+    sc->s60req = (rl_request){.params = {limit, window, 60}, .cost = cost, .flags = RL_F_SUBWINDOWS};
 }
 
 static void scratch_free(scratch *sc) {

@@ -42,7 +42,7 @@ smoke_figures() {
 # Every kind measured (each with a figure and no error), and none missing: every generated row of the run
 # (limiter-rows.py again, from the COMMAND DOCS the rows were made from) and every kind memory.sh lists.
 smoke_memory() {
-    local id missing="" generated expected
+    local id missing="" generated expected measured
     tail -n +2 "$OUT/memory.tsv" | while IFS=$'\t' read -r kind _ _ _ bytes status; do
         ok=$(awk -v b="$bytes" -v s="$status" 'BEGIN { print (b + 0 > 0 && s == "ok") ? 1 : 0 }')
         check "memory $kind: $bytes bytes per key" "$ok" "status $status"
@@ -54,8 +54,9 @@ smoke_memory() {
     check "memory: every generated row has a figure ($(wc -w <<<"$generated") rows)" "$([ -z "$missing" ] && echo 1 || echo 0)" \
         "no memory figure for$missing"
     expected=$(scripts/bench/memory.sh --kinds --from "$OUT/commands")
-    check "memory: all $(wc -l <<<"$expected") kinds measured" \
-        "$([ "$(tail -n +2 "$OUT/memory.tsv" | cut -f1)" = "$expected" ] && echo 1 || echo 0)" "memory.tsv has not the kinds of memory.sh --kinds"
+    measured=$(tail -n +2 "$OUT/memory.tsv" | cut -f1)
+    check "memory: all $(wc -l <<<"$expected") kinds measured" "$([ "$measured" = "$expected" ] && echo 1 || echo 0)" \
+        "memory.tsv has not the kinds of memory.sh --kinds"
 }
 
 smoke_micro() {
