@@ -3,7 +3,7 @@
 #   make bench        the full suite against build/ratelimit.so (about 15 minutes; results in build/bench/)
 #   make bench-doc    the same, then docs/benchmarks.png and the tables of docs/benchmarks.md are replaced
 # The rows of the module's commands are generated from its COMMAND DOCS and scripts/bench/values.txt
-# (scripts/bench/limiter-rows.py): a new limiter gets its rows without an edit here.
+# (scripts/bench/limiter-rows.py): a new limiter gets its throughput and memory rows without an edit here.
 # The floor module (scripts/bench/floor-module.c, build/floor.so) is loaded beside the module in the
 # benchmark's server as its calibration row; it is never part of build/ratelimit.so.
 # make test runs a tiny smoke run (build/bench-smoke/) that checks every figure is produced, every
@@ -12,9 +12,10 @@
 # The parts beside the suite, each with its own server:
 #   make bench-instr [MODULES="old.so new.so"]   instructions per call inside call(), under callgrind
 #   make bench-ab OLD=old.so NEW=new.so [REPS=5]  paired throughput A/B of two builds
-#   make bench-memory                            memory per key
+#   make bench-memory                            memory per key (scripts/bench/memory.sh)
 #   make bench-wait                              WAIT against a retry loop (10,000 connections)
-#   make sliding-accuracy                        RL.WINDOW against an exact sliding window (no server)
+#   make sliding-accuracy                        RL.WINDOW against an exact sliding window (no server;
+#                                                scripts/bench/sliding-accuracy.sh)
 .PHONY: bench bench-doc bench-instr bench-ab bench-memory bench-wait sliding-accuracy
 
 FLOOR_MODULE := $(BUILD)/floor.so

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Accuracy study of RL.WINDOW SLIDING (see docs/sliding-accuracy.md): build scripts/bench/sliding-accuracy.c
-# against algorithms/*.c into build/, run it on the same synthetic trace (10^6 requests, 10^4 clients) for
-# a few limit/window settings, and print the results as markdown tables. Each run's full report is kept
-# in build/sliding-accuracy-reports/.
+# Accuracy study of RL.WINDOW SLIDING (see docs/sliding-accuracy.md): build scripts/bench/sliding-accuracy*.c
+# (the study's parts: sliding-accuracy.h says what each does) against algorithms/*.c into build/, run it
+# on the same synthetic trace (10^6 requests, 10^4 clients) for a few limit/window settings, and print
+# the results as markdown tables. Each run's full report is kept in build/sliding-accuracy-reports/.
 #
 #   scripts/bench/sliding-accuracy.sh [seed [plot.png]]   (default seed 1 and build/sliding-accuracy.png; CC overrides
 #                                                    the compiler, default cc; the plot needs gnuplot)
@@ -14,7 +14,7 @@ plot=${2:-build/sliding-accuracy.png}
 bin=build/sliding-accuracy
 reports=build/sliding-accuracy-reports
 mkdir -p build "$reports"
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Ialgorithms -o "$bin" scripts/bench/sliding-accuracy.c algorithms/*.c
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Ialgorithms -o "$bin" scripts/bench/sliding-accuracy*.c algorithms/*.c
 
 # limit window_ms
 settings=("100 60000" "10 1000" "10 1200" "10 60000")

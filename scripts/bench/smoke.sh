@@ -7,9 +7,9 @@
 # Checks, into DIR/smoke-checks.txt (apart from DIR/checks.txt, the baseline checks the report counts):
 # every row has a number in each run, no failed call and all its calls counted; every RL.* command of the
 # module that writes has a row, and the row generator stops, naming the argument, when the value table
-# lacks one; every memory kind and micro case was measured (unless left out); the report has every cell
-# and the plot. Prints the failures and "bench-smoke: N passed, N failed" over both files; exits 1 if any
-# failed.
+# lacks one; every memory kind (one per generated row among them) and micro case was measured (unless left
+# out); the report has every cell and the plot. Prints the failures and "bench-smoke: N passed, N failed"
+# over both files; exits 1 if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 do_memory=1 do_micro=1 OUT=""
@@ -39,14 +39,24 @@ smoke_figures() {
         }' "$OUT/raw.tsv" >>"$CHECKS"
 }
 
+# Every kind measured (each with a figure and no error), and none missing: every generated row of the run
+# (limiter-rows.py again, from the COMMAND DOCS the rows were made from) and every kind memory.sh lists.
 smoke_memory() {
-    local c=0
+    local id missing="" generated expected measured
     tail -n +2 "$OUT/memory.tsv" | while IFS=$'\t' read -r kind _ _ _ bytes status; do
         ok=$(awk -v b="$bytes" -v s="$status" 'BEGIN { print (b + 0 > 0 && s == "ok") ? 1 : 0 }')
         check "memory $kind: $bytes bytes per key" "$ok" "status $status"
     done
-    [ "$(tail -n +2 "$OUT/memory.tsv" | wc -l)" -ne 15 ] || c=1
-    check "memory: all 15 kinds measured" "$c" "see memory.tsv"
+    generated=$(scripts/bench/limiter-rows.py --from "$OUT/commands" | cut -f1)
+    for id in $generated; do
+        awk -F'\t' -v id="$id" 'NR > 1 && $1 == id { found = 1 } END { exit !found }' "$OUT/memory.tsv" || missing+=" $id"
+    done
+    check "memory: every generated row has a figure ($(wc -w <<<"$generated") rows)" "$([ -z "$missing" ] && echo 1 || echo 0)" \
+        "no memory figure for$missing"
+    expected=$(scripts/bench/memory.sh --kinds --from "$OUT/commands")
+    measured=$(tail -n +2 "$OUT/memory.tsv" | cut -f1)
+    check "memory: all $(wc -l <<<"$expected") kinds measured" "$([ "$measured" = "$expected" ] && echo 1 || echo 0)" \
+        "memory.tsv has not the kinds of memory.sh --kinds"
 }
 
 smoke_micro() {

@@ -12,7 +12,7 @@
 #   checks.sh       checks.txt: each baseline decides as its command
 #   rows.sh         figures.tsv: the rows; the module's are generated from its COMMAND DOCS and values.txt
 #   throughput.sh   raw.tsv: every run of every row
-#   memory.sh       memory.tsv: bytes per key of each kind
+#   memory.sh       memory.tsv: bytes per key of each kind (the generated rows' too)
 #   micro.sh        micro-ns.txt, micro.tsv: the algorithms alone
 #   report.sh       summary.tsv, results.md, benchmarks.png (by plot.sh)
 #   smoke.sh        with --smoke: smoke-checks.txt and the verdict

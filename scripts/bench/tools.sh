@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools.sh -- builds the benchmark's own programs, each only when missing or older than its source (the
 # micro-benchmark always: it links whatever algorithms/ is now):
-#   multi   BENCH_TOOLS/bench-multi (scripts/bench/bench-multi.c, hiredis): the load generator for what
-#           redis-benchmark cannot send, and the memory fills
+#   multi   BENCH_TOOLS/bench-multi (scripts/bench/bench-multi*.c and bench-multi.h, hiredis): the load
+#           generator for what redis-benchmark cannot send, and the memory fills
 #   micro   BENCH_TOOLS/bench-micro (scripts/bench/bench-micro.c + algorithms/*.c): the algorithms alone
 #   floor   FLOOR_MODULE (default build/floor.so; scripts/bench/floor-module.c): the floor module, which
 #           needs the module API header that make puts in build/include
@@ -16,17 +16,27 @@ TOOLS=${BENCH_TOOLS:-build/bench-tools}
 FLOOR_MODULE=${FLOOR_MODULE:-build/floor.so}
 cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror)
 [ $# -gt 0 ] || set -- multi micro floor
+
+# stale TARGET SOURCE...: TARGET is missing or older than one of its sources.
+stale() {
+    local target=$1 source
+    shift
+    [ -e "$target" ] || return 0
+    for source in "$@"; do [ "$source" -nt "$target" ] && return 0; done
+    return 1
+}
+
 mkdir -p "$TOOLS"
 for tool in "$@"; do
     case "$tool" in
     multi)
-        if [ ! -x "$TOOLS/bench-multi" ] || [ scripts/bench/bench-multi.c -nt "$TOOLS/bench-multi" ]; then
-            ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-multi" scripts/bench/bench-multi.c -lhiredis -lpthread
+        if stale "$TOOLS/bench-multi" scripts/bench/bench-multi*.[ch]; then
+            ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-multi" scripts/bench/bench-multi*.c -lhiredis -lpthread
         fi ;;
     micro)
         ${CC:-cc} "${cflags[@]}" -o "$TOOLS/bench-micro" scripts/bench/bench-micro.c algorithms/*.c ;;
     floor)
-        if [ ! -f "$FLOOR_MODULE" ] || [ scripts/bench/floor-module.c -nt "$FLOOR_MODULE" ]; then
+        if stale "$FLOOR_MODULE" scripts/bench/floor-module.c; then
             [ -f build/include/redismodule.h ] || { echo "bench: build/include/redismodule.h is missing: run make first" >&2; exit 1; }
             ${CC:-cc} "${cflags[@]}" -fPIC -fvisibility=hidden -Ibuild/include -shared -o "$FLOOR_MODULE" scripts/bench/floor-module.c
         fi ;;
