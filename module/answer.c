@@ -81,7 +81,7 @@ void rl_answer_blocked(RedisModuleBlockedClient *bc, const rl_call *call, const 
 typedef struct held {
     RedisModuleBlockedClient *bc;
     int db;
-    rl_call call; /* its keys retained */
+    rl_call *call; /* kept: its keys retained */
     rl_reply reply;
     RedisModuleTimerID timer;
 } held;
@@ -94,14 +94,14 @@ static held *held_of(RedisModuleBlockedClient *bc) {
 
 static void held_free(held *h) {
     RedisModule_DictDelC(holds, &h->bc, sizeof h->bc, NULL);
-    for (int i = 0; i < h->call.n; i++) RedisModule_FreeString(NULL, h->call.clause[i].key);
+    rl_call_free(h->call);
     RedisModule_Free(h);
 }
 
 /* The reply of a held request, its fields read again now. */
 static void held_outcome(RedisModuleCtx *ctx, held *h, rl_outcome *o) {
     rl_outcome now;
-    rl_call_decide(ctx, &h->call, RL_F_DRYRUN, 0, &now);
+    rl_call_decide(ctx, h->call, RL_F_DRYRUN, 0, &now);
     memset(o, 0, sizeof *o);
     o->n = 1;
     o->replies[0] = h->reply;
@@ -151,8 +151,7 @@ int rl_answer_hold(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o
     const rl_reply *reply = &o->replies[0];
     held *h = RedisModule_Alloc(sizeof *h);
     h->db = RedisModule_GetSelectedDb(ctx);
-    h->call = *call;
-    for (int i = 0; i < call->n; i++) RedisModule_RetainString(NULL, h->call.clause[i].key);
+    h->call = rl_call_keep(call);
     h->reply = *reply;
     h->bc = rl_answer_block(ctx, held_timeout_cb);
     RedisModule_SetDisconnectCallback(h->bc, held_disconnect_cb);

@@ -16,6 +16,7 @@
  * Only a commit touches a key, so only a commit signals it (WATCH, client-side caching) and fires the
  * keyspace event "<command>" in the module class (`d`): the module loads with implicit signalling off,
  * since Redis would otherwise signal every key opened for writing, denied requests included. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -153,4 +154,17 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
         o->retry_after_ms = p[0].reply.retry_after_ms;
         o->reset_after_ms = p[0].reply.reset_after_ms;
     }
+}
+
+rl_call *rl_call_keep(const rl_call *call) {
+    size_t size = offsetof(rl_call, clause) + (size_t)call->n * sizeof call->clause[0];
+    rl_call *kept = RedisModule_Alloc(size);
+    memcpy(kept, call, size);
+    for (int i = 0; i < call->n; i++) RedisModule_RetainString(NULL, kept->clause[i].key);
+    return kept;
+}
+
+void rl_call_free(rl_call *call) {
+    for (int i = 0; i < call->n; i++) RedisModule_FreeString(NULL, call->clause[i].key);
+    RedisModule_Free(call);
 }

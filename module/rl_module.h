@@ -196,6 +196,11 @@ static inline void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t l
     else rl_call_decide_any(ctx, call, look_flags, cost, o);
 }
 
+/* A copy of call that outlives its command (a waiter's, a held reply's): its n clauses only (a call's
+ * clause array is sized for RL.ALL's 16; no code reads past n), its keys retained; rl_call_free frees it. */
+rl_call *rl_call_keep(const rl_call *call);
+void rl_call_free(rl_call *call);
+
 /* all.c: parse RL.ALL's or RL.ALL_RO's arguments (syn: rl_all_syntax or rl_all_syntax_ro) into call. 0, or -1
  * with err (empty: the wrong number of arguments). report_keys answers Redis's getkeys request. */
 int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]);

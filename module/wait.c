@@ -72,7 +72,7 @@ typedef struct place {
 struct waiter {
     RedisModuleBlockedClient *bc;
     int db;
-    rl_call call; /* its keys retained */
+    rl_call *call; /* kept: its keys retained */
     int nq;
     queue *q[RL_ALL_MAX_LIMITS];
     place at[RL_ALL_MAX_LIMITS];
@@ -98,14 +98,13 @@ static int64_t real_ms(void) { return (int64_t)RedisModule_Milliseconds(); }
 static waiter *waiter_new(RedisModuleCtx *ctx, const rl_call *call) {
     waiter *w = RedisModule_Calloc(1, sizeof *w);
     w->db = RedisModule_GetSelectedDb(ctx);
-    w->call = *call;
-    for (int i = 0; i < call->n; i++) RedisModule_RetainString(NULL, w->call.clause[i].key);
+    w->call = rl_call_keep(call);
     w->retry_at_us = -1;
     return w;
 }
 
 static void waiter_free(waiter *w) {
-    for (int i = 0; i < w->call.n; i++) RedisModule_FreeString(NULL, w->call.clause[i].key);
+    rl_call_free(w->call);
     RedisModule_Free(w);
 }
 
@@ -193,7 +192,7 @@ static void queue_free(RedisModuleCtx *ctx, queue *q) {
 
 /* Decide w's call now; look_flags RL_F_DRYRUN to look only. */
 static void decide(RedisModuleCtx *ctx, waiter *w, uint32_t look_flags, rl_outcome *o) {
-    rl_call_decide(ctx, &w->call, look_flags, -1, o);
+    rl_call_decide(ctx, w->call, look_flags, -1, o);
 }
 
 /* Leave the module's books: no longer waiting. */
@@ -206,7 +205,7 @@ static void forget(waiter *w) {
 /* Unblock w with o as its reply (answer.c counts and sends it). */
 static void answer(waiter *w, const rl_outcome *o) {
     forget(w);
-    rl_answer_blocked(w->bc, &w->call, o);
+    rl_answer_blocked(w->bc, w->call, o);
     waiter_free(w);
 }
 
@@ -380,7 +379,7 @@ static int timeout_cb(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     else if (!decide_final(ctx, w, writes, &o)) o = (rl_outcome){.error = UNBLOCKED_PAUSED};
     rl_effects_forced--;
     forget(w);
-    rl_answer_unblocked(ctx, &w->call, &o);
+    rl_answer_unblocked(ctx, w->call, &o);
     waiter_free(w);
     settle(ctx);
     RedisModule_UnblockClient(bc, NULL);
@@ -393,7 +392,7 @@ static void disconnect_cb(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc) {
     waiter *w = waiter_of(bc);
     if (!w) return;
     forget(w);
-    rl_answer_gone(&w->call);
+    rl_answer_gone(w->call);
     while (dirty_list) { /* each queue it left is served by an immediate timer */
         queue *q = dirty_list;
         dirty_list = q->next_dirty;
