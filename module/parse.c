@@ -122,10 +122,15 @@ static int parse_ranged(const char *s, size_t len, const char *name, int64_t min
     return 0;
 }
 
+/* The option named s (any case). The first letters are compared before anything else: most names differ
+ * there, and this runs for every option of every call. */
 static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, size_t len) {
+    if (len == 0) return NULL;
+    char first = (char)(s[0] & ~0x20); /* upper case, for a letter; names are upper-case letters */
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
-        if (!(o->flag & syn->excluded) && strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
+        if (o->name[0] != first || (o->flag & syn->excluded)) continue;
+        if (strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
     }
     return NULL;
 }
