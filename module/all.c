@@ -26,17 +26,6 @@ static int arg_is(const char *s, size_t len, const char *word) {
     return strlen(word) == len && strncasecmp(s, word, len) == 0;
 }
 
-/* "ERR LIMIT <i>: <rest of err>": a clause's parse error names its clause (call.c names its decision's). */
-static void name_clause(char err[RL_ERR_LEN], int i) {
-    char out[RL_ERR_LEN];
-    const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
-    size_t head = (size_t)snprintf(out, sizeof out, "ERR LIMIT %d: ", i + 1);
-    size_t len = strlen(what), room = sizeof out - 1 - head; /* a long message is cut, never overrun */
-    memcpy(out + head, what, len < room ? len : room);
-    out[head + (len < room ? len : room)] = '\0';
-    memcpy(err, out, sizeof out);
-}
-
 /* The limiter a clause names: one with the list's id. */
 static const rl_limiter *limiter_named(const char *s, size_t len) {
     for (int i = 0; i < RL_NLIMITERS; i++)
@@ -110,7 +99,7 @@ static int parse_clause(rl_call *call, int i, int nargs, const char **args, cons
     rl_request *req = &call->clause[i].req;
     int used = rl_parse_clause(syn, nargs - *at, args + *at, lens + *at, req, err);
     if (used < 0) {
-        name_clause(err, i);
+        rl_name_clause(err, i);
         return -1;
     }
     *at += used;

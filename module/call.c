@@ -29,8 +29,7 @@ static void commit(RedisModuleCtx *ctx, rl_pending *p) {
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
 }
 
-/* "ERR LIMIT <i>: <rest of err>": an error of RL.ALL's clause i names its clause. */
-static void name_clause(char err[RL_ERR_LEN], int i) {
+void rl_name_clause(char err[RL_ERR_LEN], int i) {
     char out[RL_ERR_LEN];
     const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
     size_t head = (size_t)snprintf(out, sizeof out, "ERR LIMIT %d: ", i + 1);
@@ -125,7 +124,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
         q->key = NULL;
         q->changes = q->creates = 0;
         failed = c->lim->steps->prepare(ctx, q, o->errbuf);
-        if (failed == o->errbuf && call->all) name_clause(o->errbuf, prepared);
+        if (failed == o->errbuf && call->all) rl_name_clause(o->errbuf, prepared);
         allowed &= (int)q->reply.allowed;
     }
     o->units = o->keys_created = 0;
