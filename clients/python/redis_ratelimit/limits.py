@@ -222,14 +222,14 @@ def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool =
 def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False,
               readonly: bool = False, refund: Optional[int] = None) -> AllResult:
     """Check several (key, spec) limits in one atomic RL.ALL: admitted by all of them, or by none and
-    nothing consumed. A Concurrency limit's result is an AcquireResult carrying its lease. readonly=True uses RL.ALL_RO (the DRYRUN answer, for replicas and read-only
+    nothing consumed. readonly=True uses RL.ALL_RO (the DRYRUN answer, for replicas and read-only
     users); refund=n gives n back to every limit in one atomic write, for a request that RL.ALL admitted
-    and that failed downstream."""
+    and that failed downstream. A Concurrency limit's result is an AcquireResult carrying its lease."""
     return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund)))
 
 
-def acquire_args(key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None, wait_ms: Optional[int] = None,
-                 dryrun: bool = False, readonly: bool = False) -> List[object]:
+def acquire_args(key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None,
+                 wait_ms: Optional[int] = None, dryrun: bool = False, readonly: bool = False) -> List[object]:
     """The argument list of RL.ACQUIRE (RL.ACQUIRE_RO with readonly=True). WAIT is passed on as given,
     so that RL.ACQUIRE_RO refuses it by name rather than the helper dropping it."""
     args = command_args(key, Concurrency(limit, lease_ms, lease_id), cost, readonly=readonly)
