@@ -54,11 +54,11 @@ $(MODULE): $(MOD_SRC) $(MOD_HDR) $(ALG_SRC) $(ALG_HDR) $(REDIS_INCLUDE)/redismod
 # Unit tests: plain, and again under AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test links
 # every algorithm and the (Redis-free) parser.
 UNIT_DEPS := $(ALG_SRC) module/parse.c module/syntax.c
-$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h
+$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h tests/lease_store.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(UNIT_DEPS)
 
-$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h
+$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h tests/lease_store.h
 	@mkdir -p $(dir $@)
 	clang $(CFLAGS_COMMON) $(SAN_FLAGS) -o $@ $< $(UNIT_DEPS)
 

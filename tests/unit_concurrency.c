@@ -1,8 +1,7 @@
 /* unit_concurrency.c -- the concurrency limit's decision (algorithms/concurrency.c) on a fake clock.
  *
- * The test plays the module: it keeps a key's leases in an array sorted by end, applies each plan as
- * module/lease_type.c does (drop the ended leases at the front, renew the named lease or insert the new one
- * at its place by end), and releases and renews as module/leases.c does. Then:
+ * The test plays the module (tests/lease_store.h): a key's leases in an array sorted by end, each plan
+ * applied as module/lease_type.c applies it, releases and renewals as module/leases.c makes them. Then:
  *   1. hand-computed tables: admission up to the limit, the retry when leases will have expired, COST above
  *      the limit, ID reuse renewing without taking more, a generated id, DRYRUN-free looks (COST 0),
  *      expiry, a lease that ends exactly now;
@@ -18,76 +17,20 @@
 #include "check.h"
 #define RNG_SEED 0x1ea5e5ULL
 #include "rng.h"
-#include "../algorithms/concurrency.h"
+#include "lease_store.h"
 
-/* --- the test's module: leases sorted by end ------------------------------------------------------ */
+/* --- the test's module (lease_store.h), with ids as C strings ------------------------------------------ */
 
-#define MAXL 4096
-typedef struct store {
-    rl_lease v[MAXL];
-    int n;
-    uint64_t seq;
-} store;
-
-static void drop(store *s, int at, int count) {
-    memmove(&s->v[at], &s->v[at + count], (size_t)(s->n - at - count) * sizeof s->v[0]);
-    s->n -= count;
-}
-
-static void insert(store *s, const rl_lease *l) {
-    int at = rl_lease_insert_at(s->v, s->n, l->end_us);
-    memmove(&s->v[at + 1], &s->v[at], (size_t)(s->n - at) * sizeof s->v[0]);
-    s->v[at] = *l;
-    s->n++;
-}
-
-static void apply(store *s, const rl_lease_plan *plan, int64_t now) {
-    if (plan->action == RL_LEASE_KEEP) return; /* nothing written */
-    drop(s, 0, plan->expired);
-    rl_lease l = {.end_us = plan->end_us, .acquired_us = now, .units = (int32_t)plan->units, .id_len = plan->id_len};
-    if (plan->action == RL_LEASE_RENEW) {
-        int at = plan->found - plan->expired;
-        l = s->v[at];
-        l.end_us = plan->end_us;
-        drop(s, at, 1);
-    } else {
-        memcpy(l.id, plan->id, plan->id_len);
-    }
-    insert(s, &l);
-    s->seq = plan->seq;
-}
-
-static rl_request acquire_req(int64_t limit, int64_t lease_ms, int64_t cost, int64_t now) {
-    return (rl_request){.params = {limit, lease_ms}, .cost = cost, .now_us = now};
-}
+#define MAXL LEASE_STORE_MAX
+typedef lease_store store;
 
 static rl_reply acquire(store *s, int64_t limit, int64_t lease_ms, int64_t cost, const char *id, int64_t now,
                         rl_lease_plan *plan) {
-    rl_request req = acquire_req(limit, lease_ms, cost, now);
-    rl_reply r;
-    rl_lease_plan local;
-    rl_lease_plan *p = plan ? plan : &local;
-    rl_lease_decide(&req, s->v, s->n, s->seq, id, id ? strlen(id) : 0, p, &r);
-    apply(s, p, now);
-    return r;
+    return lease_store_acquire(s, limit, lease_ms, cost, id, id ? strlen(id) : 0, now, plan);
 }
-
-static int release(store *s, const char *id, int64_t now) {
-    int i = rl_lease_find(s->v, s->n, now, id, strlen(id));
-    if (i < 0) return 0;
-    int k = rl_lease_expired(s->v, s->n, now);
-    drop(s, i, 1);
-    drop(s, 0, k);
-    return 1;
-}
-
+static int release(store *s, const char *id, int64_t now) { return lease_store_release(s, id, strlen(id), now); }
 static int renew(store *s, const char *id, int64_t lease_ms, int64_t now) {
-    int i = rl_lease_find(s->v, s->n, now, id, strlen(id));
-    if (i < 0) return 0;
-    rl_lease_plan plan = {.action = RL_LEASE_RENEW, .expired = rl_lease_expired(s->v, s->n, now), .found = i,
-                          .end_us = now + lease_ms * 1000, .seq = s->seq};
-    apply(s, &plan, now);
-    return 1;
+    return lease_store_renew(s, id, strlen(id), lease_ms, now);
 }
 
 #define MS 1000LL
