@@ -1,5 +1,6 @@
 /* integration_badinput.c -- every RL.* command against bad input, on a real redis-server (RL.SMOOTH, whose
- * numbers are decimals, has its own table: test_smooth):
+ * numbers are decimals, has its own table: test_smooth; the lease commands other than RL.ACQUIRE, and RL.ALL's
+ * CONCURRENCY clause, have theirs: test_leases):
  *
  *   - tables of cases per command: arity, non-numbers, signs, zero, leading zeros, 2^63 and beyond, huge
  *     COST, unknown, repeated, conflicting and misplaced options, binary junk (NUL, CR LF, 0xff) in the
@@ -9,9 +10,14 @@
  *     PEXPIRETIME and for sorted sets its ZRANGE WITHSCORES; DBSIZE and the test clock are unchanged;
  *   - valid boundary values (the largest count, period, COST) are accepted;
  *   - sorted sets the module did not write, for RL.SLIDINGLOG;
+ *   - RL.SETSTATE's lease blobs (tag 'C', the layout of module/lease_type.c): truncated, overlong, counts
+ *     that lie, fields out of range, leases out of order are refused and change nothing; the largest valid
+ *     values are taken;
  *   - a few thousand random argument vectors (deterministic PRNG) mixing valid and invalid tokens, each
  *     checked against a reference reading of docs/commands.md: the exact error, or a well-formed reply
- *     whose fields agree with the request; the key unchanged after every error and every DRYRUN.
+ *     whose fields agree with the request (RL.ACQUIRE's lease among them); the key unchanged after every
+ *     error, every DRYRUN and read-only call, every denied RL.ACQUIRE and every RL.RELEASE or RL.RENEW that
+ *     answers 0. Lease blobs, valid and mutated, are judged by a reference reading of their layout.
  *
  * The closing line is "integration_badinput: N passed, N failed". */
 #include <ctype.h>
@@ -27,6 +33,8 @@
 #define T0 1700000000000LL
 #define MAX_COUNT 1000000000000LL
 #define MAX_SLOG 100000LL
+#define MAX_LEASE 10000LL                                 /* a concurrency limit's largest limit and COST */
+#define MAX_LEASE_END_US ((1LL << 46) * 1000 + MAX_COUNT * 1000) /* the latest end a lease may have */
 #define MAX_TIME_MS (1LL << 46)
 #define WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -222,13 +230,35 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
 }
 #define expect_error(a, expected) expect_error_at(a, expected, __FILE__, __LINE__)
 
-/* A valid call: a six-field reply (returned in f). */
+static int is_acquire(const argv_t *a) {
+    return (a->l[0] == 10 && strncasecmp(a->v[0], "RL.ACQUIRE", 10) == 0) ||
+           (a->l[0] == 13 && strncasecmp(a->v[0], "RL.ACQUIRE_RO", 13) == 0);
+}
+
+/* A limiter's reply to the vector a: six integers, or for RL.ACQUIRE and RL.ACQUIRE_RO seven, the last the
+ * lease (a bulk string, or nil; *lease is NULL then). f.ok is 0 when the reply has another shape. */
+static rl_result reply_fields(const argv_t *a, const redisReply *r, const redisReply **lease) {
+    *lease = NULL;
+    if (!is_acquire(a) || !r || r->type != REDIS_REPLY_ARRAY) return rl_of(r);
+    rl_result f = {0};
+    if (r->elements != 7) return f;
+    const redisReply *l = r->element[6];
+    if (l->type != REDIS_REPLY_STRING && l->type != REDIS_REPLY_NIL) return f;
+    redisReply six = *r; /* the six common fields */
+    six.elements = 6;
+    f = rl_of(&six);
+    if (l->type == REDIS_REPLY_STRING) *lease = l;
+    return f;
+}
+
+/* A valid call: the six-field reply (seven with the lease for RL.ACQUIRE; the six returned in f). */
 static int expect_six_at(const argv_t *a, rl_result *f, const char *file, int line) {
     if (connection_lost) return 0;
     cases_tried++;
     send_argv(a);
     redisReply *r = get_reply();
-    *f = rl_of(r);
+    const redisReply *lease;
+    *f = reply_fields(a, r, &lease);
     int ok = f->ok;
     if (!check_record(ok, file, line, "valid input answers the six-field reply"))
         fprintf(stderr, "     %s\n     got: %s\n", describe(a), r && r->str ? r->str : "(not six integers)");
@@ -239,6 +269,7 @@ static int expect_six_at(const argv_t *a, rl_result *f, const char *file, int li
 
 /* --- the commands ---------------------------------------------------------------------------------------- */
 
+/* An option: a flag (takes_value 0), an integer from min to max (1), or bytes, min to max of them (2). */
 typedef struct optdef {
     const char *name;
     int takes_value;
@@ -248,7 +279,7 @@ typedef struct optdef {
 
 typedef struct cmddef {
     const char *name, *lname; /* as sent, and as errors name it */
-    const char *kind;         /* TYPE of its key: rl-tokens, rl-leakyb, rl-window, zset */
+    const char *kind;         /* TYPE of its key: rl-tokens, rl-leakyb, rl-window, zset, rl-leases */
     int nparams;
     const char *pname[3];
     long long pmax[3];
@@ -257,6 +288,7 @@ typedef struct cmddef {
     int nopts;
     const char *combo_error; /* a combination refused after parsing, or NULL */
     const char *combo_args;
+    const char *foreign;     /* options of other commands, not in all_option_names, it does not take */
 } cmddef;
 
 static const cmddef cmds[] = {
@@ -265,32 +297,46 @@ static const cmddef cmds[] = {
      {{"COST", 1, 0, MAX_COUNT, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"INTERVAL", 0, 0, 0, NULL}}, 3,
      "ERR capacity: capacity / refill_tokens * refill_ms must not exceed 1000000000000 ms (refill from empty to full would "
      "take longer than 31 years)",
-     "1001 1 1000000000"},
+     "1001 1 1000000000", NULL},
     {"RL.LEAKY", "rl.leaky", "rl-leakyb", 3, {"capacity", "leak_tokens", "leak_ms"}, {MAX_COUNT, MAX_COUNT, MAX_COUNT},
      "10 1 1000",
      {{"COST", 1, 0, MAX_COUNT, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"NODELAY", 0, 0, 0, "BLOCK"}, {"BLOCK", 0, 0, 0, "NODELAY"}},
      4,
      "ERR capacity: capacity / leak_tokens * leak_ms must not exceed 1000000000000 ms (draining from full to empty would take "
      "longer than 31 years)",
-     "1001 1 1000000000"},
+     "1001 1 1000000000", NULL},
     {"RL.WINDOW", "rl.window", "rl-window", 2, {"limit", "window_ms"}, {MAX_COUNT, MAX_COUNT}, "10 1000",
      {{"COST", 1, 0, MAX_COUNT, NULL},
       {"DRYRUN", 0, 0, 0, NULL},
       {"FIXED", 0, 0, 0, "SLIDING"},
       {"SLIDING", 0, 0, 0, "FIXED"}},
-     4, NULL, NULL},
+     4, NULL, NULL, NULL},
     {"RL.SLIDINGLOG", "rl.slidinglog", "zset", 2, {"limit", "window_ms"}, {MAX_SLOG, MAX_COUNT}, "10 1000",
-     {{"COST", 1, 0, MAX_SLOG, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"MINGAP", 1, 1, MAX_COUNT, NULL}}, 3, NULL, NULL},
+     {{"COST", 1, 0, MAX_SLOG, NULL}, {"DRYRUN", 0, 0, 0, NULL}, {"MINGAP", 1, 1, MAX_COUNT, NULL}}, 3, NULL, NULL, NULL},
+    /* COST first and DRYRUN second, as above (the tests below find them there). WAIT may hold the reply:
+     * the random vectors leave out the ones that parse with it. */
+    {"RL.ACQUIRE", "rl.acquire", "rl-leases", 2, {"limit", "lease_ms"}, {MAX_LEASE, MAX_COUNT}, "10 1000",
+     {{"COST", 1, 1, MAX_LEASE, NULL},
+      {"DRYRUN", 0, 0, 0, NULL},
+      {"ID", 2, 1, 64, NULL},
+      {"WAIT", 1, 1, MAX_COUNT, NULL}},
+     4, NULL, NULL, "REFUND ATMOST SUBWINDOWS WARMUP"},
 };
-#define NCMDS 4
+#define NCMDS 5
+#define ACQUIRE 4 /* its index in cmds */
+
+/* RL.ACQUIRE_RO: RL.ACQUIRE without DRYRUN and WAIT (test_leases and the random vectors). */
+static const cmddef acquire_ro = {"RL.ACQUIRE_RO", "rl.acquire_ro", "rl-leases", 2, {"limit", "lease_ms"},
+                                  {MAX_LEASE, MAX_COUNT}, "10 1000",
+                                  {{"COST", 1, 1, MAX_LEASE, NULL}, {"ID", 2, 1, 64, NULL}}, 2, NULL, NULL, NULL};
 
 static const char *const all_option_names[] = {"COST", "DRYRUN", "INTERVAL", "NODELAY", "BLOCK",
-                                               "FIXED", "SLIDING", "MINGAP", "PXAT"};
+                                               "FIXED", "SLIDING", "MINGAP", "PXAT", "ID"};
 
 /* Each command's own key (a live limiter with a TTL), and one with a binary name. */
-static const char *const own_key[NCMDS] = {"bi:tok", "bi:leak", "bi:win", "bi:log"};
+static const char *const own_key[NCMDS] = {"bi:tok", "bi:leak", "bi:win", "bi:log", "bi:lease"};
 static const bin bin_key[NCMDS] = {B("bi:\0tok\r\n\xff"), B("bi:\0leak\r\n\xff"), B("bi:\0win\r\n\xff"),
-                                   B("bi:\0log\r\n\xff")};
+                                   B("bi:\0log\r\n\xff"), B("bi:\0lease\r\n\xff")};
 #define MISSING_KEY "bi:none"
 
 static const bin bad_numbers[] = {
@@ -392,6 +438,47 @@ static const optdef *find_opt(const cmddef *d, const char *name) {
     return NULL;
 }
 
+/* An option whose value is 1 to 64 bytes, any bytes (RL.ACQUIRE's ID): none and too many are refused; a
+ * value that looks like an option or a number is the value, not an option. */
+static void test_bytes_option(int ci, const optdef *op, int *rot) {
+    const cmddef *d = &cmds[ci];
+    char expected[200], over[300];
+    snprintf(expected, sizeof expected, "ERR %s: must be %lld to %lld bytes", op->name, op->min, op->max);
+    memset(over, 'i', sizeof over);
+    const bin bad[] = {B(""), {over, (size_t)op->max + 1}, {over, 255}, {over, 256}, {over, sizeof over}};
+    argv_t a;
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        a_begin(&a, ci, (*rot)++);
+        a_words(&a, d->valid);
+        a_str(&a, op->name);
+        a_bin(&a, bad[b].p, bad[b].n);
+        expect_error(&a, expected);
+        /* the same after a valid option, and before one */
+        a_begin(&a, ci, (*rot)++);
+        a_words(&a, d->valid);
+        a_words(&a, "DRYRUN");
+        a_str(&a, op->name);
+        a_bin(&a, bad[b].p, bad[b].n);
+        a_words(&a, "COST 1");
+        expect_error(&a, expected);
+    }
+    /* "ID COST 0": COST is the id, so 0 is read as an option */
+    a_begin(&a, ci, (*rot)++);
+    a_words(&a, d->valid);
+    a_str(&a, op->name);
+    a_words(&a, "COST 0");
+    snprintf(expected, sizeof expected, "ERR '0': not an option of %s", d->lname);
+    expect_error(&a, expected);
+    /* binary ids are ids: a bad option after one is still the error */
+    a_begin(&a, ci, (*rot)++);
+    a_words(&a, d->valid);
+    a_str(&a, op->name);
+    a_bin(&a, "\0\r\n\xff", 4);
+    a_words(&a, "COST 0");
+    range_text(expected, sizeof expected, "COST", d->opts[0].min, d->opts[0].max);
+    expect_error(&a, expected);
+}
+
 static void test_options(int ci) {
     const cmddef *d = &cmds[ci];
     char expected[200];
@@ -417,6 +504,10 @@ static void test_options(int ci) {
         a_str(&a, op->name);
         snprintf(expected, sizeof expected, "ERR %s: needs a value", op->name);
         expect_error(&a, expected);
+        if (op->takes_value == 2) {
+            test_bytes_option(ci, op, &rot);
+            continue;
+        }
         /* a bad value */
         range_text(expected, sizeof expected, op->name, op->min, op->max);
         for (int b = -2; b < NBAD; b++) {
@@ -441,12 +532,19 @@ static void test_options(int ci) {
         expect_error(&a, expected);
     }
     /* Options of other commands, and made-up ones, are unknown; the name is shown as sent. */
-    for (size_t i = 0; i < sizeof all_option_names / sizeof all_option_names[0]; i++) {
-        if (find_opt(d, all_option_names[i])) continue;
+    char foreign[128];
+    snprintf(foreign, sizeof foreign, "%s", d->foreign ? d->foreign : "");
+    const char *others[32];
+    size_t nothers = 0;
+    for (size_t i = 0; i < sizeof all_option_names / sizeof all_option_names[0]; i++) others[nothers++] = all_option_names[i];
+    char *save = NULL;
+    for (char *t = strtok_r(foreign, " ", &save); t && nothers < 32; t = strtok_r(NULL, " ", &save)) others[nothers++] = t;
+    for (size_t i = 0; i < nothers; i++) {
+        if (find_opt(d, others[i])) continue;
         for (int lc = 0; lc < 2; lc++) {
             char name[16];
-            for (size_t k = 0; k <= strlen(all_option_names[i]); k++)
-                name[k] = lc ? (char)tolower((unsigned char)all_option_names[i][k]) : all_option_names[i][k];
+            for (size_t k = 0; k <= strlen(others[i]); k++)
+                name[k] = lc ? (char)tolower((unsigned char)others[i][k]) : others[i][k];
             a_begin(&a, ci, rot++);
             a_words(&a, d->valid);
             a_str(&a, name);
@@ -500,7 +598,7 @@ static void test_options(int ci) {
     a_begin(&a, ci, rot++);
     a_words(&a, d->valid);
     a_words(&a, "COST x FOO");
-    range_text(expected, sizeof expected, "COST", 0, d->opts[0].max);
+    range_text(expected, sizeof expected, "COST", d->opts[0].min, d->opts[0].max);
     expect_error(&a, expected);
     a_begin(&a, ci, rot++);
     a_words(&a, d->valid);
@@ -543,9 +641,10 @@ static void test_options(int ci) {
 /* --- wrong key types --------------------------------------------------------------------------------------- */
 
 static const char *const typed_keys[] = {"bi:str", "bi:list", "bi:hash", "bi:set", "bi:zset", "bi:tok", "bi:leak",
-                                         "bi:win", "bi:log", "bi:smooth"};
+                                         "bi:win", "bi:log", "bi:smooth", "bi:lease"};
 static const char *const typed_kinds[] = {"string", "list", "hash", "set", "zset", "rl-tokens", "rl-leakyb",
-                                          "rl-window", "zset", "rl-smooth"};
+                                          "rl-window", "zset", "rl-smooth", "rl-leases"};
+#define NTYPED ((int)(sizeof typed_keys / sizeof typed_keys[0]))
 
 static void test_wrong_types(void) {
     static const char *const variants[NCMDS][5] = {
@@ -553,6 +652,7 @@ static void test_wrong_types(void) {
         {"", "DRYRUN", "COST 0", "BLOCK", "NODELAY COST 5"},
         {"", "DRYRUN", "COST 0", "FIXED", "SLIDING COST 3"},
         {"", "DRYRUN", "COST 0", "MINGAP 5", "COST 100000"},
+        {"", "DRYRUN", "COST 10000", "ID held", "COST 2 ID x WAIT 5"}, /* WRONGTYPE at once, not after the wait */
     };
     for (int ci = 0; ci < NCMDS; ci++)
         for (size_t k = 0; k < sizeof typed_keys / sizeof typed_keys[0]; k++) {
@@ -567,7 +667,7 @@ static void test_wrong_types(void) {
                 expect_error(&a, WRONGTYPE);
             }
         }
-    /* The binary-named keys too: a token key is the wrong type for the other three. */
+    /* The binary-named keys too: a token key is the wrong type for the others. */
     for (int ci = 1; ci < NCMDS; ci++) {
         argv_t a;
         a_reset(&a);
@@ -602,6 +702,12 @@ static void test_boundaries(void) {
         {"RL.SLIDINGLOG bd:12 100000 1000000000000 MINGAP 1000000000000", 1, MAX_SLOG, -1},
         {"RL.SLIDINGLOG bd:13 10 1000 COST 100000", 0, 10, -1},  /* above the limit: blocked, never */
         {"RL.SLIDINGLOG bd:14 1 1 COST 0 MINGAP 1", 1, 1, -1},
+        {"RL.ACQUIRE bd:15 10000 1000000000000 COST 10000", 1, MAX_LEASE, -1}, /* the whole limit, 10^12 ms */
+        {"RL.ACQUIRE bd:15 10000 1 COST 1", 0, MAX_LEASE, MAX_COUNT},           /* full until that lease ends */
+        {"RL.ACQUIRE bd:16 1 1 COST 10000", 0, 1, -1},                          /* above the limit: never */
+        {"rl.acquire bd:16 1 1 cost 1 id x dryrun", 1, 1, -1},
+        {"RL.ACQUIRE_RO bd:16 1 1 COST 1 ID x", 1, 1, -1},
+        {"RL.ACQUIRE bd:16 1 1 WAIT 1000000000000", 1, 1, -1},                  /* admitted at once: no wait */
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         argv_t a;
@@ -616,6 +722,26 @@ static void test_boundaries(void) {
     /* COST 100000 on a log of limit 10 is never admitted, and logs nothing (it used to write limit + 1
      * entries, and lock the key for a window). */
     CHECK_EQ(cmd_int(c, "EXISTS bd:13"), 0);
+    /* A lease id is any 1 to 64 bytes: the longest, and one of NUL, CR LF and 0xff, name their leases, and
+     * RL.RELEASE finds each by exactly those bytes. */
+    static const bin ids[] = {B("\0\r\n\xff"), B("iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii")};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        argv_t acq;
+        a_reset(&acq);
+        a_words(&acq, "RL.ACQUIRE bd:17 2 60000 ID");
+        a_bin(&acq, ids[i].p, ids[i].n);
+        rl_result g;
+        if (expect_six(&acq, &g)) CHECK(g.allowed == 1 && g.remaining == 1 - (long long)i);
+    }
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        redisReply *near = cmd(c, "RL.RELEASE bd:17 %b", ids[i].p, ids[i].n - 1); /* one byte short: another id */
+        CHECK(near->type == REDIS_REPLY_INTEGER && near->integer == 0);
+        freeReplyObject(near);
+        redisReply *rel = cmd(c, "RL.RELEASE bd:17 %b", ids[i].p, ids[i].n);
+        CHECK(rel->type == REDIS_REPLY_INTEGER && rel->integer == 1);
+        freeReplyObject(rel);
+    }
+    CHECK_EQ(cmd_int(c, "EXISTS bd:17"), 0); /* the last release deletes the key */
     /* A binary key works like any other, under exactly its name. */
     argv_t a;
     a_reset(&a);
@@ -641,6 +767,216 @@ static void setstate_case(const char *key, const bin *args, int nargs, const cha
     expect_error(&a, expected);
 }
 
+/* --- lease blobs: a concurrency limit's replicated state ------------------------------------------------------
+ * The layout module/lease_type.c writes: the tag 'C', the key's id counter (8 bytes), the lease count (4),
+ * each lease (its end and acquisition in µs, 8 bytes each; its units, 4; its id's length, 1; the id), then
+ * the key's absolute expiry in ms (8; 0 for none); every number little-endian. */
+
+typedef struct lblob {
+    unsigned char b[4096];
+    size_t n;
+} lblob;
+
+static void lb_le(lblob *x, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) x->b[x->n++] = (unsigned char)(v >> (8 * i));
+}
+
+static void lb_head(lblob *x, uint64_t seq, uint64_t count) {
+    x->n = 0;
+    x->b[x->n++] = 'C';
+    lb_le(x, seq, 8);
+    lb_le(x, count, 4);
+}
+
+/* A lease; its id is id_len bytes of id, or of 'i' when id is NULL. */
+static void lb_lease(lblob *x, uint64_t end_us, uint64_t acquired_us, uint64_t units, int id_len, const char *id) {
+    lb_le(x, end_us, 8);
+    lb_le(x, acquired_us, 8);
+    lb_le(x, units, 4);
+    x->b[x->n++] = (unsigned char)id_len;
+    for (int i = 0; i < id_len; i++) x->b[x->n++] = id ? (unsigned char)id[i] : 'i';
+}
+
+static uint64_t lb_get(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* 1 if b is a lease state the module could have written: read from the layout, as docs/commands.md and
+ * concurrency.h state the ranges (at most 10,000 leases, sorted by end; each ending after the epoch and at
+ * most 10^12 ms past the clock's last instant, acquired from the epoch up to its end, of 1 to 10,000
+ * units, with an id of 1 to 64 bytes), nothing before the expiry left over. */
+static int lease_blob_valid(const unsigned char *b, size_t len) {
+    if (len < 1 + 8 + 4 + 8 || b[0] != 'C') return 0;
+    uint64_t count = lb_get(b + 9, 4);
+    if (count > MAX_LEASE) return 0;
+    size_t at = 13, end = len - 8;
+    int64_t previous_end = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (end - at < 21 || end - at - 21 < b[at + 20]) return 0; /* truncated */
+        int64_t end_us = (int64_t)lb_get(b + at, 8), acquired_us = (int64_t)lb_get(b + at + 8, 8);
+        uint64_t units = lb_get(b + at + 16, 4), id_len = b[at + 20];
+        if (end_us < 1 || end_us > MAX_LEASE_END_US || acquired_us < 0 || acquired_us > end_us) return 0;
+        if (units < 1 || units > MAX_LEASE || id_len < 1 || id_len > 64 || end_us < previous_end) return 0;
+        previous_end = end_us;
+        at += 21 + id_len;
+    }
+    return at == end;
+}
+
+#define LEASE_INVALID "ERR state: not a valid state of this kind"
+
+/* A crafted lease blob must be refused, on its own key, on a missing key, and on a key of another type (the
+ * state is checked before the key). */
+static void lease_blob_refused(const lblob *x, const char *what) {
+    if (!CHECK(!lease_blob_valid(x->b, x->n))) fprintf(stderr, "     the reference reads \"%s\" as valid\n", what);
+    static const char *const keys[] = {"bi:lease", MISSING_KEY, "bi:str", "bi:tok"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        bin blob = {(const char *)x->b, x->n};
+        setstate_case(keys[k], &blob, 1, LEASE_INVALID);
+    }
+}
+
+static void test_lease_blobs(void) {
+    const uint64_t now = (uint64_t)T0 * 1000, exp = (uint64_t)T0 + 3600000;
+    lblob x;
+    /* shorter than the fixed parts */
+    static const size_t short_lengths[] = {1, 2, 9, 13, 20};
+    for (size_t i = 0; i < sizeof short_lengths / sizeof short_lengths[0]; i++) {
+        lb_head(&x, 0, 0);
+        lb_le(&x, exp, 8);
+        x.n = short_lengths[i];
+        lease_blob_refused(&x, "short");
+    }
+    /* counts that lie: more leases than there are, fewer, more than any key holds */
+    static const struct {
+        uint64_t said;
+        int held;
+    } counts[] = {{1, 0}, {2, 3}, {3, 2}, {0, 1}, {10001, 1}, {0xffffffffULL, 1}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        lb_head(&x, 5, counts[i].said);
+        for (int k = 0; k < counts[i].held; k++) lb_lease(&x, now + 1000 * (uint64_t)(k + 1), now, 1, 2, "ab");
+        lb_le(&x, exp, 8);
+        lease_blob_refused(&x, "count");
+    }
+    /* truncated: cut anywhere inside a lease (the expiry's 8 bytes then read from the lease) */
+    for (size_t cut = 1; cut <= 21 + 3; cut++) {
+        lb_head(&x, 1, 1);
+        lb_lease(&x, now + 1000, now, 2, 3, "job");
+        x.n -= cut;
+        lb_le(&x, exp, 8);
+        lease_blob_refused(&x, "truncated");
+    }
+    /* overlong: bytes after the last lease, before the expiry (or after it) */
+    for (int extra = 1; extra <= 9; extra += 4) {
+        lb_head(&x, 1, 1);
+        lb_lease(&x, now + 1000, now, 2, 3, "job");
+        for (int i = 0; i < extra; i++) x.b[x.n++] = 0;
+        lb_le(&x, exp, 8);
+        lease_blob_refused(&x, "overlong");
+        lb_head(&x, 0, 0);
+        for (int i = 0; i < extra; i++) x.b[x.n++] = 'x';
+        lb_le(&x, exp, 8);
+        lease_blob_refused(&x, "overlong, no lease");
+    }
+    /* an id's length that runs past the end */
+    lb_head(&x, 1, 1);
+    lb_lease(&x, now + 1000, now, 1, 5, "abcde");
+    x.b[x.n - 6] = 200;
+    lb_le(&x, exp, 8);
+    lease_blob_refused(&x, "id past the end");
+    /* fields out of range, one lease each */
+    static const struct {
+        uint64_t end, acquired, units;
+        int id_len;
+    } bad[] = {
+        {0, 0, 1, 3},                                   /* ends at the epoch */
+        {(uint64_t)-1, 0, 1, 3},                        /* a negative end */
+        {(uint64_t)MAX_LEASE_END_US + 1, 0, 1, 3},      /* past the latest end */
+        {(uint64_t)INT64_MAX, 0, 1, 3},
+        {1000, 1001, 1, 3},                             /* acquired after its end */
+        {1000, (uint64_t)-1, 1, 3},                     /* acquired before the epoch */
+        {1000, 0, 0, 3},                                /* no units */
+        {1000, 0, 10001, 3},                            /* more than any limit */
+        {1000, 0, 0xffffffffULL, 3},                    /* -1 as 4 bytes */
+        {1000, 0, 0x80000000ULL, 3},
+        {1000, 0, 1, 0},                                /* an empty id */
+        {1000, 0, 1, 65},                               /* ids are at most 64 bytes */
+        {1000, 0, 1, 255},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lb_head(&x, 1, 1);
+        lb_lease(&x, bad[i].end, bad[i].acquired, bad[i].units, bad[i].id_len, NULL);
+        lb_le(&x, exp, 8);
+        lease_blob_refused(&x, "out of range");
+        /* the same as the second of two leases */
+        lb_head(&x, 1, 2);
+        lb_lease(&x, 1, 0, 1, 1, "a");
+        lb_lease(&x, bad[i].end, bad[i].acquired, bad[i].units, bad[i].id_len, NULL);
+        lb_le(&x, exp, 8);
+        lease_blob_refused(&x, "out of range, second");
+    }
+    /* leases out of order: sorted by end, soonest first */
+    lb_head(&x, 1, 3);
+    lb_lease(&x, now + 1000, now, 1, 1, "a");
+    lb_lease(&x, now + 3000, now, 1, 1, "b");
+    lb_lease(&x, now + 2000, now, 1, 1, "c");
+    lb_le(&x, exp, 8);
+    lease_blob_refused(&x, "unsorted");
+    /* a cell blob's length with the lease tag: read as a lease blob, and refused */
+    lb_head(&x, 0, 1);
+    lb_le(&x, 0, 4);
+    lb_le(&x, exp, 8);
+    CHECK_EQ(x.n, 25);
+    lease_blob_refused(&x, "25 bytes");
+    /* The readable form has no lease kind. */
+    static const bin kinds[] = {B("CONCURRENCY"), B("C"), B("LEASES"), B("rl-leases")};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        bin args[] = {kinds[i], B("0"), B("0")};
+        setstate_case("bi:lease", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
+    }
+    /* A valid lease state on another type's key, and another kind's state on a lease key: WRONGTYPE. */
+    lb_head(&x, 7, 2);
+    lb_lease(&x, now + 1000, now, 3, 1, "a");
+    lb_lease(&x, now + 1000, now - 5, 2, 64, NULL);
+    lb_le(&x, exp, 8);
+    CHECK(lease_blob_valid(x.b, x.n));
+    for (int k = 0; k < NTYPED; k++) {
+        if (strcmp(typed_kinds[k], "rl-leases") == 0) continue;
+        bin blob = {(const char *)x.b, x.n};
+        setstate_case(typed_keys[k], &blob, 1, WRONGTYPE);
+    }
+    bin token_state = {"T\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\x0f\0\0", 25};
+    setstate_case("bi:lease", &token_state, 1, WRONGTYPE);
+    bin token_words[] = {B("TOKEN"), B("0"), B("0"), B("PXAT"), B("99999999999999")};
+    setstate_case("bi:lease", token_words, 5, WRONGTYPE);
+    argv_t a;
+    a_reset(&a);
+    a_str(&a, "RL.SETSTATE");
+    a_bin(&a, bin_key[0].p, bin_key[0].n);
+    a_bin(&a, (const char *)x.b, x.n);
+    expect_error(&a, WRONGTYPE);
+
+    /* Valid ones are taken (on keys nothing watches): the largest values, duplicate ids, no expiry. */
+    lb_head(&x, UINT64_MAX, 3);
+    lb_lease(&x, 1, 0, 1, 1, "d");
+    lb_lease(&x, (uint64_t)MAX_LEASE_END_US, (uint64_t)MAX_LEASE_END_US, MAX_LEASE, 64, NULL);
+    lb_lease(&x, (uint64_t)MAX_LEASE_END_US, 0, 1, 1, "d");
+    lb_le(&x, 0, 8);
+    CHECK(lease_blob_valid(x.b, x.n));
+    redisReply *r = cmd(c, "RL.SETSTATE bl:ok %b", (const char *)x.b, x.n);
+    CHECK(reply_is_status(r, "OK"));
+    freeReplyObject(r);
+    CHECK_EQ(cmd_int(c, "PTTL bl:ok"), -1);
+    r = cmd(c, "RL.LEASES bl:ok"); /* the one that ended in 1970 is not listed */
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    freeReplyObject(r);
+    CHECK_EQ(cmd_int(c, "RL.RELEASE bl:ok d"), 1);
+    CHECK_EQ(cmd_int(c, "DEL bl:ok"), 1);
+    cases_tried += 2;
+}
+
 static void test_setstate(void) {
     const char *arity = "ERR wrong number of arguments for 'rl.setstate' command";
     setstate_case(NULL, NULL, 0, arity);
@@ -664,7 +1000,7 @@ static void test_setstate(void) {
     bin bad_cell = {"W\0\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\1\0\0\0\0\0\0\0", 25};
     setstate_case("bi:win", &bad_cell, 1, "ERR state: not a valid state of this kind");
 
-    static const bin bad_kinds[] = {B("FOO"), B(""), B("TOKENS"), B("TOK"), B("SLIDINGLOG"), B("ZSET"),
+    static const bin bad_kinds[] = {B("FOO"), B(""), B("TOKENS"), B("TOK"), B("SLIDINGLOG"), B("ZSET"), B("CONCURRENCY"),
                                     B("\0TOKEN"), B("TOKEN\0"), B("\xff"), B("TOKEN ")};
     for (size_t i = 0; i < sizeof bad_kinds / sizeof bad_kinds[0]; i++) {
         bin args[] = {bad_kinds[i], B("x"), B("y")}; /* the kind is checked first */
@@ -720,7 +1056,7 @@ static void test_setstate(void) {
         const char *key, *kind;
     } wrong[] = {{"bi:str", "TOKEN"}, {"bi:list", "LEAKY"}, {"bi:hash", "WINDOW"}, {"bi:set", "TOKEN"},
                  {"bi:zset", "TOKEN"}, {"bi:log", "WINDOW"}, {"bi:leak", "TOKEN"}, {"bi:win", "LEAKY"},
-                 {"bi:tok", "WINDOW"}};
+                 {"bi:tok", "WINDOW"}, {"bi:lease", "LEAKY"}};
     for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
         bin args[] = {{wrong[i].kind, strlen(wrong[i].kind)}, B("0"), B("0"), B("PXAT"), B("99999999999999")};
         setstate_case(wrong[i].key, args, 5, WRONGTYPE);
@@ -862,6 +1198,209 @@ static void test_smooth(void) {
     }
 }
 
+/* --- the lease commands other than RL.ACQUIRE (whose tables are cmds[ACQUIRE]'s), and RL.ALL's CONCURRENCY -- */
+
+/* A vector of words, with `arg` (bytes) put in place of the word "@". */
+static void a_words_with(argv_t *a, const char *line, bin arg) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", line);
+    char *save = NULL;
+    a_reset(a);
+    for (char *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (strcmp(t, "@") == 0) a_bin(a, arg.p, arg.n);
+        else a_str(a, t);
+    }
+}
+
+static void test_leases(void) {
+    char over[65], expected[256];
+    memset(over, 'x', sizeof over);
+    const bin bad_ids[] = {B(""), {over, 65}};
+    static const char *const keys[] = {"bi:lease", MISSING_KEY, "bi:str"}; /* the arguments are checked first */
+    argv_t a;
+
+    /* RL.ACQUIRE_RO: RL.ACQUIRE's arguments less DRYRUN and WAIT. */
+    static const struct {
+        const char *args, *error;
+    } ro[] = {
+        {"", "ERR wrong number of arguments for 'rl.acquire_ro' command"},
+        {"10", "ERR wrong number of arguments for 'rl.acquire_ro' command"},
+        {"0 1000", "ERR limit: must be an integer between 1 and 10000"},
+        {"10001 1000", "ERR limit: must be an integer between 1 and 10000"},
+        {"10 0", "ERR lease_ms: must be an integer between 1 and 1000000000000"},
+        {"10 1000000000001", "ERR lease_ms: must be an integer between 1 and 1000000000000"},
+        {"10 1000 COST 0", "ERR COST: must be an integer between 1 and 10000"},
+        {"10 1000 COST 10001", "ERR COST: must be an integer between 1 and 10000"},
+        {"10 1000 COST", "ERR COST: needs a value"},
+        {"10 1000 ID", "ERR ID: needs a value"},
+        {"10 1000 ID a id b", "ERR ID: given more than once"},
+        {"10 1000 COST 1 cost 1", "ERR COST: given more than once"},
+        {"10 1000 DRYRUN", "ERR 'DRYRUN': not an option of rl.acquire_ro"},
+        {"10 1000 WAIT 5", "ERR 'WAIT': not an option of rl.acquire_ro"},
+        {"10 1000 ID x WAIT 5", "ERR 'WAIT': not an option of rl.acquire_ro"},
+        {"10 1000 REFUND 1", "ERR 'REFUND': not an option of rl.acquire_ro"},
+        {"10 1000 ATMOST", "ERR 'ATMOST': not an option of rl.acquire_ro"},
+        {"10 1000 BLOCK", "ERR 'BLOCK': not an option of rl.acquire_ro"},
+        {"10 1000 1", "ERR '1': not an option of rl.acquire_ro"},
+        {"10 1000 ID DRYRUN DRYRUN", "ERR 'DRYRUN': not an option of rl.acquire_ro"},
+    };
+    for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            a_reset(&a);
+            a_str(&a, "RL.ACQUIRE_RO");
+            a_str(&a, keys[k]);
+            a_words(&a, ro[i].args);
+            expect_error(&a, ro[i].error);
+        }
+    for (int b = 0; b < NBAD; b++)
+        for (int p = 0; p < 2; p++) {
+            a_words_with(&a, p == 0 ? "RL.ACQUIRE_RO bi:lease @ 1000" : "RL.ACQUIRE_RO bi:lease 10 @", bad_numbers[b]);
+            range_text(expected, sizeof expected, acquire_ro.pname[p], 1, acquire_ro.pmax[p]);
+            expect_error(&a, expected);
+        }
+    for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
+        a_words_with(&a, "RL.ACQUIRE_RO bi:lease 10 1000 ID @", bad_ids[i]);
+        expect_error(&a, "ERR ID: must be 1 to 64 bytes");
+    }
+
+    /* RL.RELEASE key lease_id, RL.RENEW key lease_id lease_ms, RL.LEASES key: the count of arguments, then the
+     * id, then lease_ms, then the key's type. */
+    static const struct {
+        const char *line, *error;
+    } rows[] = {
+        {"RL.RELEASE", "ERR wrong number of arguments for 'rl.release' command"},
+        {"RL.RELEASE @", "ERR wrong number of arguments for 'rl.release' command"},
+        {"RL.RELEASE @ a b", "ERR wrong number of arguments for 'rl.release' command"},
+        {"RL.RELEASE @ held held", "ERR wrong number of arguments for 'rl.release' command"},
+        {"RL.RENEW", "ERR wrong number of arguments for 'rl.renew' command"},
+        {"RL.RENEW @", "ERR wrong number of arguments for 'rl.renew' command"},
+        {"RL.RENEW @ held", "ERR wrong number of arguments for 'rl.renew' command"},
+        {"RL.RENEW @ held 1000 1000", "ERR wrong number of arguments for 'rl.renew' command"},
+        {"RL.RENEW @ held 1000 DRYRUN", "ERR wrong number of arguments for 'rl.renew' command"},
+        {"RL.LEASES", "ERR wrong number of arguments for 'rl.leases' command"},
+        {"RL.LEASES @ held", "ERR wrong number of arguments for 'rl.leases' command"},
+        {"RL.LEASES @ 0 10", "ERR wrong number of arguments for 'rl.leases' command"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            bin key = {keys[k], strlen(keys[k])};
+            a_words_with(&a, rows[i].line, key);
+            expect_error(&a, rows[i].error);
+        }
+    for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            a_reset(&a);
+            a_words(&a, "RL.RELEASE");
+            a_str(&a, keys[k]);
+            a_bin(&a, bad_ids[i].p, bad_ids[i].n);
+            expect_error(&a, "ERR lease_id: must be 1 to 64 bytes");
+            a_reset(&a);
+            a_words(&a, "RL.RENEW");
+            a_str(&a, keys[k]);
+            a_bin(&a, bad_ids[i].p, bad_ids[i].n);
+            a_str(&a, k == 0 ? "1000" : "x"); /* the id is named before lease_ms */
+            expect_error(&a, "ERR lease_id: must be 1 to 64 bytes");
+        }
+    range_text(expected, sizeof expected, "lease_ms", 1, MAX_COUNT);
+    for (int b = -2; b < NBAD; b++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            a_reset(&a);
+            a_words(&a, "RL.RENEW");
+            a_str(&a, keys[k]);
+            a_str(&a, "held");
+            if (b < 0) a_str(&a, b == -2 ? "0" : "1000000000001");
+            else a_bin(&a, bad_numbers[b].p, bad_numbers[b].n);
+            expect_error(&a, expected);
+        }
+    /* every other type of key, binary-named ones too */
+    for (int k = 0; k < NTYPED + 1; k++) {
+        bin key = k < NTYPED ? (bin){typed_keys[k], strlen(typed_keys[k])} : bin_key[0];
+        if (k < NTYPED && strcmp(typed_kinds[k], "rl-leases") == 0) continue;
+        static const char *const lines[] = {"RL.RELEASE @ held", "RL.RENEW @ held 1000", "RL.LEASES @",
+                                            "RL.ACQUIRE_RO @ 10 1000", "RL.ACQUIRE_RO @ 10000 1 COST 10000 ID held"};
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+            a_words_with(&a, lines[i], key);
+            expect_error(&a, WRONGTYPE);
+        }
+    }
+
+    /* RL.ALL's CONCURRENCY clause: each error names its clause, alone or after another limit; a wrong type
+     * on either key changes neither. */
+    static const struct {
+        const char *spec, *error; /* error after "ERR LIMIT n: " */
+    } clauses[] = {
+        {"CONCURRENCY 10", "CONCURRENCY needs 2 numbers"},
+        {"CONCURRENCY 0 1000", "limit: must be an integer between 1 and 10000"},
+        {"CONCURRENCY 10001 1000", "limit: must be an integer between 1 and 10000"},
+        {"CONCURRENCY -1 1000", "limit: must be an integer between 1 and 10000"},
+        {"CONCURRENCY x 1000", "limit: must be an integer between 1 and 10000"},
+        {"CONCURRENCY 10 0", "lease_ms: must be an integer between 1 and 1000000000000"},
+        {"CONCURRENCY 10 1000000000001", "lease_ms: must be an integer between 1 and 1000000000000"},
+        {"CONCURRENCY 10 01", "lease_ms: must be an integer between 1 and 1000000000000"},
+        {"CONCURRENCY 10 1000 COST 0", "COST: must be an integer between 1 and 10000"},
+        {"CONCURRENCY 10 1000 COST 10001", "COST: must be an integer between 1 and 10000"},
+        {"CONCURRENCY 10 1000 COST", "COST: needs a value"},
+        {"CONCURRENCY 10 1000 ID", "ID: needs a value"},
+        {"CONCURRENCY 10 1000 ID @", "ID: must be 1 to 64 bytes"},
+        {"CONCURRENCY 10 1000 ID a ID b", "ID: given more than once"},
+        {"CONCURRENCY 10 1000 cost 1 COST 2", "COST: given more than once"},
+        {"CONCURRENCY 10 1000 DRYRUN", "'DRYRUN' is not an option of CONCURRENCY"},
+        {"CONCURRENCY 10 1000 WAIT 5", "'WAIT' is not an option of CONCURRENCY"},
+        {"CONCURRENCY 10 1000 REFUND 1", "'REFUND' is not an option of CONCURRENCY"},
+        {"CONCURRENCY 10 1000 ATMOST", "'ATMOST' is not an option of CONCURRENCY"},
+        {"CONCURRENCY 10 1000 INTERVAL", "'INTERVAL' is not an option of CONCURRENCY"},
+        {"CONCURRENCY 10 1000 FOO", "'FOO' is not an option of CONCURRENCY"},
+        {"CONCURRENCY 10 1000 ID COST 0", "'0' is not an option of CONCURRENCY"},
+        {"concurrency 10 1000 5", "'5' is not an option of CONCURRENCY"},
+        {"CONCURRENC 10 1000", "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY"},
+        {"LEASES 10 1000", "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY"},
+    };
+    for (size_t i = 0; i < sizeof clauses / sizeof clauses[0]; i++)
+        for (int second = 0; second < 2; second++)
+            for (size_t b = 0; b < sizeof bad_ids / sizeof bad_ids[0]; b++) {
+                if (b > 0 && !strstr(clauses[i].spec, "@")) continue;
+                char line[256];
+                snprintf(line, sizeof line, second ? "RL.ALL 2 bi:tok bi:lease LIMIT TOKEN 10 1 1000 LIMIT %s"
+                                                   : "RL.ALL 1 bi:lease LIMIT %s",
+                         clauses[i].spec);
+                a_words_with(&a, line, bad_ids[b]);
+                snprintf(expected, sizeof expected, "ERR LIMIT %d: %s", second + 1, clauses[i].error);
+                expect_error(&a, expected);
+            }
+    static const struct {
+        const char *line, *error;
+    } calls[] = {
+        {"RL.ALL 1 bi:lease REFUND 1 LIMIT CONCURRENCY 10 1000",
+         "ERR LIMIT 1: REFUND: CONCURRENCY gives nothing back (rl.acquire has no REFUND)"},
+        {"RL.ALL 2 bi:tok bi:lease REFUND 1 LIMIT TOKEN 10 1 1000 LIMIT CONCURRENCY 10 1000",
+         "ERR LIMIT 2: REFUND: CONCURRENCY gives nothing back (rl.acquire has no REFUND)"},
+        {"RL.ALL 1 bi:lease ATMOST LIMIT CONCURRENCY 10 1000",
+         "ERR ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"},
+        {"RL.ALL 1 bi:lease ID x LIMIT CONCURRENCY 10 1000",
+         "ERR 'ID': not an option of rl.all (before the first LIMIT: COST, REFUND, DRYRUN, WAIT or LIMIT)"},
+        {"RL.ALL_RO 1 bi:lease DRYRUN LIMIT CONCURRENCY 10 1000",
+         "ERR 'DRYRUN': not an option of rl.all_ro (before the first LIMIT: COST, REFUND or LIMIT)"},
+        {"RL.ALL_RO 1 bi:lease WAIT 5 LIMIT CONCURRENCY 10 1000",
+         "ERR 'WAIT': not an option of rl.all_ro (before the first LIMIT: COST, REFUND or LIMIT)"},
+        {"RL.ALL 2 bi:lease bi:lease LIMIT CONCURRENCY 10 1000 LIMIT CONCURRENCY 10 1000",
+         "ERR key 2: the same key as key 1 (one limit per key)"},
+        /* the wrong type, on the clause's key or the other's */
+        {"RL.ALL 1 bi:tok LIMIT CONCURRENCY 10 1000", WRONGTYPE},
+        {"RL.ALL 1 bi:str LIMIT CONCURRENCY 10 1000 ID held", WRONGTYPE},
+        {"RL.ALL 2 bi:tok bi:lease LIMIT TOKEN 10 1 1000 LIMIT TOKEN 10 1 1000", WRONGTYPE},
+        {"RL.ALL 2 bi:lease bi:tok LIMIT CONCURRENCY 10 1000 LIMIT WINDOW 10 1000", WRONGTYPE},
+        {"RL.ALL 2 bi:tok bi:leak LIMIT TOKEN 10 1 1000 LIMIT CONCURRENCY 10 1000 COST 2", WRONGTYPE},
+        {"RL.ALL 2 bi:lease bi:zset LIMIT CONCURRENCY 10 1000 LIMIT CONCURRENCY 10 1000", WRONGTYPE},
+        {"RL.ALL_RO 2 bi:lease bi:win LIMIT CONCURRENCY 10 1000 LIMIT CONCURRENCY 10 1000", WRONGTYPE},
+        {"RL.ALL 2 bi:lease bi:smooth WAIT 5 LIMIT CONCURRENCY 10 1000 LIMIT CONCURRENCY 10 1000", WRONGTYPE},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        a_reset(&a);
+        a_words(&a, calls[i].line);
+        expect_error(&a, calls[i].error);
+    }
+}
+
 static void test_foreign_logs(void) {
     /* Odd scores and members: a well-formed reply, the log within limit + 1, the connection in step. */
     static const char *const sets[] = {
@@ -968,19 +1507,23 @@ static int strict_ll(const char *s, size_t n, long long *out) {
 static int eq_ci(const char *s, size_t n, const char *word) { return strlen(word) == n && strncasecmp(s, word, n) == 0; }
 
 /* What the docs say a vector must answer. */
-enum { P_SIX, P_OK, P_INT, P_ERR, P_SETSTATE_VALID_OR_INVALID };
+enum { P_SIX, P_OK, P_INT, P_ERR, P_SETSTATE_VALID_OR_INVALID, P_ZERO_ONE, P_LEASES };
 typedef struct prediction {
     int kind;
     char error[256];
     int ci;              /* limiter command index, or -1 */
     long long params[3], cost;
     unsigned flags;      /* bit per option index */
+    int dry;             /* DRYRUN, or a read-only form: the key stays as it is */
+    int holds;           /* BLOCK or WAIT: the reply may be held */
+    int id_at;           /* RL.ACQUIRE: the argument that is ID's value, or 0 */
     long long clock_after;
 } prediction;
 
 static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char *keytype, prediction *p) {
     p->ci = ci;
     p->cost = 1;
+    p->dry = d == &acquire_ro;
     int nargs = a->argc - 2;
     if (a->argc < 2 + d->nparams || nargs > 16) {
         p->kind = P_ERR;
@@ -1028,11 +1571,22 @@ static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char
             }
         }
         p->flags |= 1u << o;
+        if (strcmp(op->name, "DRYRUN") == 0) p->dry = 1;
+        if (strcmp(op->name, "BLOCK") == 0 || strcmp(op->name, "WAIT") == 0) p->holds = 1;
         if (!op->takes_value) continue;
         if (++i == a->argc) {
             p->kind = P_ERR;
             snprintf(p->error, sizeof p->error, "ERR %s: needs a value", op->name);
             return;
+        }
+        if (op->takes_value == 2) { /* bytes */
+            if ((long long)a->l[i] < op->min || (long long)a->l[i] > op->max) {
+                p->kind = P_ERR;
+                snprintf(p->error, sizeof p->error, "ERR %s: must be %lld to %lld bytes", op->name, op->min, op->max);
+                return;
+            }
+            p->id_at = i;
+            continue;
         }
         long long v;
         if (!strict_ll(a->v[i], a->l[i], &v) || v < op->min || v > op->max) {
@@ -1062,6 +1616,16 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
     const char *kind = a->argc < 3 ? "" : eq_ci(a->v[2], a->l[2], "TOKEN") ? "rl-tokens" : eq_ci(a->v[2], a->l[2], "LEAKY") ? "rl-leakyb"
                                           : eq_ci(a->v[2], a->l[2], "WINDOW") ? "rl-window"
                                           : eq_ci(a->v[2], a->l[2], "SMOOTH") ? "rl-smooth" : NULL;
+    if (a->argc == 3 && a->l[2] > 0 && a->v[2][0] == 'C') { /* a lease blob: judged by its layout */
+        if (!lease_blob_valid((const unsigned char *)a->v[2], a->l[2])) {
+            snprintf(p->error, sizeof p->error, "%s", LEASE_INVALID);
+        } else if (strcmp(keytype, "none") == 0 || strcmp(keytype, "rl-leases") == 0) {
+            p->kind = P_OK;
+        } else {
+            snprintf(p->error, sizeof p->error, "%s", WRONGTYPE);
+        }
+        return;
+    }
     if (a->argc == 3) {
         /* The compact form: a kind letter, n words, an expiry (LE), 9 + 8n bytes; then the module's call. */
         const unsigned char *b = (const unsigned char *)a->v[2];
@@ -1109,6 +1673,42 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
     }
 }
 
+/* RL.RELEASE key lease_id, RL.RENEW key lease_id lease_ms, RL.LEASES key: the count of arguments, the id,
+ * lease_ms, the key's type; then 1 or 0, or the list. */
+static void predict_lease_command(const argv_t *a, const char *keytype, prediction *p) {
+    p->kind = P_ERR;
+    const char *name = eq_ci(a->v[0], a->l[0], "RL.RELEASE") ? "rl.release" : eq_ci(a->v[0], a->l[0], "RL.RENEW") ? "rl.renew" : "rl.leases";
+    int want = strcmp(name, "rl.release") == 0 ? 3 : strcmp(name, "rl.renew") == 0 ? 4 : 2; /* arguments */
+    long long v;
+    if (a->argc != want) {
+        snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for '%s' command", name);
+    } else if (want >= 3 && (a->l[2] < 1 || a->l[2] > 64)) {
+        snprintf(p->error, sizeof p->error, "ERR lease_id: must be 1 to 64 bytes");
+    } else if (want == 4 && (!strict_ll(a->v[3], a->l[3], &v) || v < 1 || v > MAX_COUNT)) {
+        range_text(p->error, sizeof p->error, "lease_ms", 1, MAX_COUNT);
+    } else if (strcmp(keytype, "none") != 0 && strcmp(keytype, "rl-leases") != 0) {
+        snprintf(p->error, sizeof p->error, "%s", WRONGTYPE);
+    } else {
+        p->kind = want == 2 ? P_LEASES : P_ZERO_ONE;
+        p->dry = 1; /* RL.LEASES reads; the others change the key only when they answer 1 */
+    }
+}
+
+/* RL.LEASES's answer: [id (1 to 64 bytes), units (1 to 10000), ms until it ends (at least 1)] each. */
+static int leases_well_formed(const redisReply *x) {
+    if (x->type != REDIS_REPLY_ARRAY) return 0;
+    for (size_t i = 0; i < x->elements; i++) {
+        const redisReply *e = x->element[i];
+        if (e->type != REDIS_REPLY_ARRAY || e->elements != 3 || e->element[0]->type != REDIS_REPLY_STRING ||
+            e->element[1]->type != REDIS_REPLY_INTEGER || e->element[2]->type != REDIS_REPLY_INTEGER)
+            return 0;
+        if (e->element[0]->len < 1 || e->element[0]->len > 64 || e->element[1]->integer < 1 ||
+            e->element[1]->integer > MAX_LEASE || e->element[2]->integer < 1)
+            return 0;
+    }
+    return 1;
+}
+
 static void predict_clock(const argv_t *a, long long clock, prediction *p) {
     p->kind = P_ERR;
     p->clock_after = clock;
@@ -1145,7 +1745,62 @@ static const bin edge_tokens[] = {
     B("\r\n"), B("\xff"), B("1700000000000"), B("70368744177663"), B("70368744177664"), B("4611686018427387909"),
     B("1700000000000000"), B("-9223372036854775808")};
 static const char *const option_words[] = {"COST", "DRYRUN", "INTERVAL", "NODELAY", "FIXED", "SLIDING", "MINGAP",
-                                           "PXAT", "TOKEN", "LEAKY", "WINDOW", "FOO", "GET", "SET", "ADVANCE", "BLOCK"};
+                                           "PXAT", "TOKEN", "LEAKY", "WINDOW", "FOO", "GET", "SET", "ADVANCE", "BLOCK",
+                                           "ID"}; /* not WAIT: RL.TOKEN and RL.WINDOW take it, their tables do not */
+
+/* The commands the random vectors call: V_TOKEN .. V_SLIDINGLOG are cmds[0..3]; V_ACQUIRE is cmds[ACQUIRE]. */
+enum { V_TOKEN, V_LEAKY, V_WINDOW, V_SLIDINGLOG, V_SETSTATE, V_CLOCK, V_ACQUIRE, V_ACQUIRE_RO, V_RELEASE, V_RENEW,
+       V_LEASES, V_N };
+static const char *const vector_names[V_N] = {"RL.TOKEN", "RL.LEAKY", "RL.WINDOW", "RL.SLIDINGLOG", "RL.SETSTATE",
+                                              "RL.CLOCK", "RL.ACQUIRE", "RL.ACQUIRE_RO", "RL.RELEASE", "RL.RENEW",
+                                              "RL.LEASES"};
+
+/* Lease ids the vectors use: some valid, some not (empty, 65 bytes), and the ids the module made most
+ * recently (test_fuzz keeps them), so that releases and renewals find leases. */
+#define I64 "iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii"
+static const bin lease_ids[] = {B("a"), B("b"), B("job-7"), B("\0\r\n\xff"), B("DRYRUN"), B("COST"), B(I64), B(I64 "i"), B("")};
+static char made_ids[8][64];
+static size_t made_len[8];
+static unsigned made_next;
+
+static void random_id(rng *r, argv_t *a) {
+    if (rnd(r) % 3 == 0) {
+        unsigned i = (unsigned)(rnd(r) % 8);
+        if (made_len[i]) {
+            a_bin(a, made_ids[i], made_len[i]);
+            return;
+        }
+    }
+    bin b = PICK(r, lease_ids);
+    a_bin(a, b.p, b.n);
+}
+
+/* A lease blob for RL.SETSTATE: up to four leases around the clock, most of them well formed, then (half
+ * the time) damaged: cut, lengthened, one byte changed, or the count changed. */
+static void random_lease_blob(rng *r, argv_t *a, long long clock_ms) {
+    lblob x;
+    int n = (int)(rnd(r) % 5);
+    lb_head(&x, rnd(r) % 4, (uint64_t)n);
+    int64_t end = clock_ms * 1000 - 2000000 + (int64_t)(rnd(r) % 3000000);
+    for (int i = 0; i < n; i++) {
+        end += (int64_t)(rnd(r) % 4) * 1000000;
+        int64_t acquired = end - (int64_t)(rnd(r) % 5000000);
+        bin id = lease_ids[rnd(r) % 7];
+        lb_lease(&x, (uint64_t)end, (uint64_t)acquired, 1 + rnd(r) % 3, (int)id.n, id.p);
+    }
+    static const uint64_t expiries[] = {0, 99999999999999ULL, 1};
+    lb_le(&x, PICK(r, expiries), 8);
+    switch (rnd(r) % 8) {
+    case 0: x.n -= rnd(r) % x.n; break;
+    case 1:
+        for (int k = (int)(1 + rnd(r) % 9); k > 0; k--) x.b[x.n++] = (unsigned char)rnd(r);
+        break;
+    case 2: x.b[1 + rnd(r) % (x.n - 1)] = (unsigned char)rnd(r); break;
+    case 3: x.b[9] = (unsigned char)(rnd(r) % 6); break;
+    default: break;
+    }
+    a_bin(a, (const char *)x.b, x.n);
+}
 
 static void random_case_word(rng *r, argv_t *a, const char *w) {
     char tmp[32];
@@ -1171,15 +1826,18 @@ static void random_token(rng *r, argv_t *a) {
     }
 }
 
-/* A mostly well-formed vector for command ci (0..3 limiters, 4 RL.SETSTATE, 5 RL.CLOCK), or noise. */
-static void random_vector(rng *r, argv_t *a) {
-    static const char *const names[] = {"RL.TOKEN", "RL.LEAKY", "RL.WINDOW", "RL.SLIDINGLOG", "RL.SETSTATE", "RL.CLOCK"};
-    int ci = (int)(rnd(r) % 20);
-    ci = ci < 16 ? ci % 4 : ci < 19 ? 4 : 5;
+/* A mostly well-formed vector for one of the V_* commands, or noise. */
+static void random_vector(rng *r, argv_t *a, long long clock_ms) {
+    static const int pick[30] = {V_TOKEN,      V_LEAKY,      V_WINDOW,     V_SLIDINGLOG, V_ACQUIRE,    V_TOKEN,
+                                 V_LEAKY,      V_WINDOW,     V_SLIDINGLOG, V_ACQUIRE,    V_TOKEN,      V_LEAKY,
+                                 V_WINDOW,     V_SLIDINGLOG, V_ACQUIRE,    V_TOKEN,      V_LEAKY,      V_WINDOW,
+                                 V_SLIDINGLOG, V_ACQUIRE,    V_ACQUIRE_RO, V_ACQUIRE_RO, V_SETSTATE,   V_SETSTATE,
+                                 V_SETSTATE,   V_CLOCK,      V_RELEASE,    V_RELEASE,    V_RENEW,      V_LEASES};
+    int ci = pick[rnd(r) % 30];
     a_reset(a);
-    random_case_word(r, a, names[ci]);
+    random_case_word(r, a, vector_names[ci]);
     int structured = rnd(r) % 10 < 7;
-    if (ci == 5) {
+    if (ci == V_CLOCK) {
         static const char *const subs[] = {"GET", "SET", "ADVANCE"};
         if (structured) {
             random_case_word(r, a, PICK(r, subs));
@@ -1196,12 +1854,13 @@ static void random_vector(rng *r, argv_t *a) {
         }
         return;
     }
+    int lease_state = ci == V_SETSTATE && structured && rnd(r) % 3 == 0;
     if (rnd(r) % 30 == 0) {
         a_bin(a, "fz:\0\r\n\xff", 7);
     } else if (rnd(r) % 10 < 7) { /* mostly a key of the command's own family, so most calls can succeed */
-        static const char *const fam[] = {"tok", "leak", "win", "log", "tok"};
+        static const char *const fam[V_N] = {"tok", "leak", "win", "log", "tok", "", "lease", "lease", "lease", "lease", "lease"};
         char key[32];
-        snprintf(key, sizeof key, "fz:%s:%d", fam[ci], (int)(rnd(r) % 4));
+        snprintf(key, sizeof key, "fz:%s:%d", lease_state ? "lease" : fam[ci], (int)(rnd(r) % 4));
         a_str(a, key);
     } else {
         a_str(a, PICK(r, fz_keys));
@@ -1210,7 +1869,11 @@ static void random_vector(rng *r, argv_t *a) {
         for (int n = (int)(rnd(r) % 19); n > 0; n--) random_token(r, a);
         return;
     }
-    if (ci == 4) {
+    if (lease_state) {
+        random_lease_blob(r, a, clock_ms);
+        return;
+    }
+    if (ci == V_SETSTATE) {
         static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW", "token", "FOO"};
         static const char *const words[] = {"0", "1", "1700000000000000", "1700000000123456", "4611686018427387909",
                                             "-1", "999", "1099511627775", "1000000000000", "70368744177664000",
@@ -1225,7 +1888,16 @@ static void random_vector(rng *r, argv_t *a) {
         }
         return;
     }
-    const cmddef *d = &cmds[ci];
+    if (ci == V_RELEASE || ci == V_RENEW || ci == V_LEASES) {
+        if (ci != V_LEASES) random_id(r, a);
+        if (ci == V_RENEW) {
+            if (rnd(r) % 6) a_str(a, PICK(r, small_numbers));
+            else random_token(r, a);
+        }
+        if (rnd(r) % 20 == 0) random_token(r, a); /* one too many */
+        return;
+    }
+    const cmddef *d = ci == V_ACQUIRE ? &cmds[ACQUIRE] : ci == V_ACQUIRE_RO ? &acquire_ro : &cmds[ci];
     for (int i = 0; i < d->nparams; i++) {
         if (rnd(r) % 8) {
             a_str(a, PICK(r, small_numbers));
@@ -1238,7 +1910,9 @@ static void random_vector(rng *r, argv_t *a) {
         if (rnd(r) % 8) {
             const optdef *op = &d->opts[rnd(r) % (uint64_t)d->nopts];
             random_case_word(r, a, op->name);
-            if (op->takes_value && rnd(r) % 10) {
+            if (op->takes_value == 2 && rnd(r) % 10) {
+                random_id(r, a);
+            } else if (op->takes_value && rnd(r) % 10) {
                 if (rnd(r) % 4)
                     a_str(a, PICK(r, small_numbers));
                 else
@@ -1254,10 +1928,39 @@ static void random_vector(rng *r, argv_t *a) {
 #define FUZZ_BATCH 50
 
 static int cmd_index(const argv_t *a) {
-    static const char *const names[] = {"RL.TOKEN", "RL.LEAKY", "RL.WINDOW", "RL.SLIDINGLOG", "RL.SETSTATE", "RL.CLOCK"};
-    for (int i = 0; i < 6; i++)
-        if (eq_ci(a->v[0], a->l[0], names[i])) return i;
+    for (int i = 0; i < V_N; i++)
+        if (eq_ci(a->v[0], a->l[0], vector_names[i])) return i;
     return -1;
+}
+
+/* What the docs say of the vector a, on a key of keytype, with the clock at clock. */
+static void predict(const argv_t *a, const char *keytype, long long clock, prediction *p) {
+    int ci = cmd_index(a);
+    p->ci = -1;
+    if (ci >= V_TOKEN && ci <= V_SLIDINGLOG) predict_limiter(&cmds[ci], ci, a, keytype, p);
+    else if (ci == V_ACQUIRE) predict_limiter(&cmds[ACQUIRE], ACQUIRE, a, keytype, p);
+    else if (ci == V_ACQUIRE_RO) predict_limiter(&acquire_ro, ACQUIRE, a, keytype, p);
+    else if (ci == V_SETSTATE) predict_setstate(a, keytype, p);
+    else if (ci == V_RELEASE || ci == V_RENEW || ci == V_LEASES) predict_lease_command(a, keytype, p);
+    else predict_clock(a, clock, p);
+}
+
+/* RL.ACQUIRE's lease: none under DRYRUN or the read-only form, else one iff admitted; the ID when one was
+ * given, else "<µs>-<n>". A made id is kept for the vectors to come. */
+static int lease_agrees(const argv_t *a, const prediction *p, const rl_result *f, const redisReply *lease) {
+    if (p->dry || f->allowed == 0) return lease == NULL;
+    if (!lease) return 0;
+    if (p->id_at) return lease->len == a->l[p->id_at] && memcmp(lease->str, a->v[p->id_at], lease->len) == 0;
+    size_t dash = 0;
+    for (size_t i = 0; i < lease->len; i++) {
+        if (lease->str[i] == '-' && !dash && i > 0) dash = i;
+        else if (lease->str[i] < '0' || lease->str[i] > '9') return 0;
+    }
+    if (!dash || dash == lease->len - 1 || lease->len > 64) return 0;
+    unsigned slot = made_next++ % 8;
+    memcpy(made_ids[slot], lease->str, lease->len);
+    made_len[slot] = lease->len;
+    return 1;
 }
 
 /* Check a six-field reply against the request it answers. */
@@ -1269,7 +1972,8 @@ static int six_agrees(const prediction *p, const rl_result *f) {
     if (f->remaining < 0 || f->remaining > limit) return 0;
     if (f->allowed == 1 && f->retry_after_ms != -1) return 0;
     if (f->allowed == 0 && f->retry_after_ms != -1 && f->retry_after_ms < 1) return 0;
-    if (p->cost > limit && (f->allowed != 0 || f->retry_after_ms != -1)) return 0; /* above capacity: denied, never */
+    /* above capacity: denied, never (but an ID that names a held lease renews it, whatever the COST) */
+    if (p->cost > limit && (f->allowed != 0 || f->retry_after_ms != -1) && !(p->id_at && f->allowed == 1)) return 0;
     if (f->reset_after_ms < 0 || f->wait_ms < 0) return 0;
     if (f->wait_ms != 0 && (p->ci != 1 || nodelay || f->allowed == 0)) return 0;
     return 1;
@@ -1283,22 +1987,23 @@ static void test_fuzz(void) {
     freeReplyObject(cmd(c, "SET fz:str hello"));
     freeReplyObject(cmd(c, "RPUSH fz:list a b"));
     freeReplyObject(cmd(c, "ZADD fz:zset 1700000000000000 x"));
-    long long mismatches = 0, unchanged_bad = 0, pings_bad = 0, agree_bad = 0;
+    long long mismatches = 0, unchanged_bad = 0, pings_bad = 0, agree_bad = 0, leases_made = 0, released = 0;
+    long long lease_states = 0;
     static argv_t batch[FUZZ_BATCH];
     for (int done = 0; done < FUZZ_VECTORS && !connection_lost; done += FUZZ_BATCH) {
         for (int i = 0; i < FUZZ_BATCH; i++) {
             argv_t *a = &batch[i];
             for (;;) {
-                random_vector(&r, a);
-                /* An admitted BLOCK would hold the reply (up to wait_ms, possibly hours): leave out
-                 * vectors that parse with BLOCK. */
+                random_vector(&r, a, clock);
+                /* An admitted BLOCK would hold the reply (up to wait_ms, possibly hours), a denied WAIT until its
+                 * timeout: leave out the vectors that parse with either. */
                 prediction p = {0};
-                if (cmd_index(a) == 1) predict_limiter(&cmds[1], 1, a, "none", &p);
-                if (!(cmd_index(a) == 1 && p.kind == P_SIX && (p.flags & (1u << 3)))) break;
+                predict(a, "none", clock, &p);
+                if (!(p.kind == P_SIX && p.holds)) break;
             }
             const char *key = a->argc > 1 ? a->v[1] : "";
             size_t klen = a->argc > 1 ? a->l[1] : 0;
-            if (cmd_index(a) == 5) key = "fz:0", klen = 4;
+            if (cmd_index(a) == V_CLOCK) key = "fz:0", klen = 4;
             redisAppendCommand(c, "TYPE %b", key, klen);
             redisAppendCommand(c, "DUMP %b", key, klen);
             redisAppendCommand(c, "PEXPIRETIME %b", key, klen);
@@ -1320,24 +2025,35 @@ static void test_fuzz(void) {
             const char *keytype = rep[0]->type == REDIS_REPLY_STATUS ? rep[0]->str : "?";
             int ci = cmd_index(a);
             prediction p = {0};
-            p.ci = -1;
-            if (ci >= 0 && ci < 4)
-                predict_limiter(&cmds[ci], ci, a, keytype, &p);
-            else if (ci == 4)
-                predict_setstate(a, keytype, &p);
-            else
-                predict_clock(a, clock, &p);
+            predict(a, keytype, clock, &p);
             redisReply *x = rep[3];
-            int ok;
+            int ok, unchanged = x->type == REDIS_REPLY_ERROR;
             rl_result f;
+            const redisReply *lease;
             switch (p.kind) {
             case P_SIX:
-                f = rl_of(x);
+                f = reply_fields(a, x, &lease);
                 ok = f.ok;
-                if (ok && !six_agrees(&p, &f) && agree_bad++ < 5) fprintf(stderr, "     %s -> %s\n", describe(a), fields(&f));
+                if (ok && (!six_agrees(&p, &f) || (ci == V_ACQUIRE || ci == V_ACQUIRE_RO ? !lease_agrees(a, &p, &f, lease) : 0)) &&
+                    agree_bad++ < 5)
+                    fprintf(stderr, "     %s -> %s, lease %s\n", describe(a), fields(&f), lease ? lease->str : "(nil)");
+                unchanged |= p.dry || (ci == V_ACQUIRE && f.allowed == 0); /* a denial writes nothing */
+                leases_made += lease != NULL;
                 break;
-            case P_OK: ok = reply_is_status(x, "OK"); break;
+            case P_OK:
+                ok = reply_is_status(x, "OK");
+                lease_states += ok && ci == V_SETSTATE;
+                break;
             case P_INT: ok = x->type == REDIS_REPLY_INTEGER && x->integer == clock; break;
+            case P_ZERO_ONE:
+                ok = x->type == REDIS_REPLY_INTEGER && (x->integer == 0 || x->integer == 1);
+                unchanged |= ok && x->integer == 0; /* no such lease: nothing written */
+                released += ok && x->integer == 1;
+                break;
+            case P_LEASES:
+                ok = leases_well_formed(x);
+                unchanged = 1;
+                break;
             case P_SETSTATE_VALID_OR_INVALID:
                 ok = (x->type == REDIS_REPLY_ERROR && strcmp(x->str, "ERR state: not a valid state of this kind") == 0) ||
                      ((x->type == REDIS_REPLY_STATUS || x->type == REDIS_REPLY_ERROR) && strcmp(x->str, p.error) == 0);
@@ -1352,12 +2068,14 @@ static void test_fuzz(void) {
                 fprintf(stderr, "     %s (key type %s)\n     got: %s\n     expected: %s\n", describe(a), keytype,
                         x->type == REDIS_REPLY_ERROR || x->type == REDIS_REPLY_STATUS ? x->str
                         : x->type == REDIS_REPLY_ARRAY                                ? "(array)"
+                        : x->type == REDIS_REPLY_INTEGER                              ? "(integer)"
                                                                                       : "(other)",
-                        p.kind == P_SIX ? "(six-field reply)" : p.kind == P_INT ? "(the clock)" : p.error);
-            if (ci == 5 && ok) clock = p.clock_after;
-            /* An error, or a DRYRUN, changes nothing of the key. */
-            int dry = p.kind == P_SIX && (p.flags & (1u << 1));
-            if ((x->type == REDIS_REPLY_ERROR || dry) && ci != 5) {
+                        p.kind == P_SIX ? "(six-field reply)" : p.kind == P_INT ? "(the clock)"
+                        : p.kind == P_ZERO_ONE ? "(0 or 1)" : p.kind == P_LEASES ? "(the leases)" : p.error);
+            if (ci == V_CLOCK && ok) clock = p.clock_after;
+            /* An error, a DRYRUN, a read-only call, a denied RL.ACQUIRE, or a release or renewal that found
+             * nothing changes nothing of the key. */
+            if (unchanged && ci != V_CLOCK) {
                 int same = rep[1]->type == rep[4]->type && rep[1]->len == rep[4]->len &&
                            (rep[1]->len == 0 || memcmp(rep[1]->str, rep[4]->str, rep[1]->len) == 0) &&
                            rep[2]->integer == rep[5]->integer;
@@ -1372,6 +2090,10 @@ static void test_fuzz(void) {
     CHECK_EQ(unchanged_bad, 0);
     CHECK_EQ(pings_bad, 0);
     CHECK(fuzz_errors > 3000 && fuzz_ok > 3000);
+    /* the lease paths were taken, not only their errors */
+    CHECK(leases_made > 100 && released > 20 && lease_states > 20);
+    printf("  random lease vectors: %lld leases taken, %lld released or renewed, %lld lease states set\n", leases_made,
+           released, lease_states);
 }
 
 /* --- setup ------------------------------------------------------------------------------------------------ */
@@ -1381,7 +2103,8 @@ static void setup_keys(void) {
     static const char *const lines[] = {
         "RL.TOKEN bi:tok 10 1 1000 COST 3",         "RL.LEAKY bi:leak 10 1 1000 COST 3",
         "RL.WINDOW bi:win 10 1000 COST 3",          "RL.SLIDINGLOG bi:log 10 1000 COST 3",
-        "RL.SMOOTH bi:smooth 2.5 WARMUP 4000 COST 3",
+        "RL.SMOOTH bi:smooth 2.5 WARMUP 4000 COST 3", "RL.ACQUIRE bi:lease 10 100000 COST 3 ID held",
+        "RL.ACQUIRE bi:lease 10 50000",
         "SET bi:str hello",                         "RPUSH bi:list a b c",
         "HSET bi:hash f v",                         "SADD bi:set a b",
         "ZADD bi:zset 1 a 2 b",
@@ -1424,9 +2147,11 @@ int main(void) {
     }
     test_wrong_types();
     test_setstate();
+    test_lease_blobs();
     test_clock();
     test_boundaries();
     test_smooth();
+    test_leases();
     test_foreign_logs();
     test_fuzz();
     if (!connection_lost) CHECK(cmd_status_is(c, "PONG", "PING"));
