@@ -1,7 +1,8 @@
 /* integration_leaks.c -- the module in a redis-server under valgrind: after a workload that takes every
  * path of every command (errors, DRYRUN, BLOCK with clients that disconnect while held, sorted-set logs and
- * their refunds, RDB reload, COPY, RESTORE of good and corrupt payloads, RL.SETSTATE), memcheck reports no
- * leak and no memory error whose stack passes through the module.
+ * their refunds, concurrency leases and their waiters, RDB reload, COPY, RESTORE of good and corrupt
+ * payloads, RL.SETSTATE), memcheck reports no leak and no memory error whose stack passes through the
+ * module.
  *
  * Debian's Redis allocates with a shared libjemalloc; valgrind tracks it through --soname-synonyms, so the
  * module's RedisModule_Alloc blocks are seen too. A server with jemalloc linked in statically (upstream's
@@ -28,6 +29,144 @@ static const char *const valgrind[] = {"valgrind", "--soname-synonyms=somalloc=l
                                        "--show-leak-kinds=definite,indirect", "--num-callers=30", NULL};
 
 static void run(redisContext *c, const char *line) { freeReplyObject(cmdline(c, line)); }
+
+/* A lease key's replicated state, built by hand as module/lease_type.c lays it out: 'C', the id counter (8
+ * bytes), the count (4), each lease (end µs 8, acquired µs 8, units 4, id length 1, id), the expiry ms (8);
+ * little-endian. */
+typedef struct blob {
+    unsigned char b[512];
+    size_t n;
+} blob;
+
+static void put(blob *x, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) x->b[x->n++] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_lease(blob *x, uint64_t end_us, uint64_t acquired_us, uint64_t units, const char *id) {
+    put(x, end_us, 8);
+    put(x, acquired_us, 8);
+    put(x, units, 4);
+    put(x, strlen(id), 1);
+    for (const char *p = id; *p; p++) x->b[x->n++] = (unsigned char)*p;
+}
+
+/* RL.SETSTATE of lease blobs: valid ones (new key, replacing a key's leases, no expiry), then refused ones
+ * (short, a count that lies, truncated, overlong, a field out of range, out of order) on a lease key. */
+static void lease_states(redisContext *c) {
+    const uint64_t now = 1700000100000ULL * 1000;
+    blob x = {.n = 0};
+    x.b[x.n++] = 'C';
+    put(&x, 3, 8);
+    put(&x, 2, 4);
+    put_lease(&x, now + 1000000, now, 2, "first");
+    put_lease(&x, now + 5000000, now - 10, 1, "second");
+    size_t leases_end = x.n;
+    put(&x, 4102444800000ULL, 8);
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = cmd(c, "RL.SETSTATE %s %b", i ? "ls1" : "lss", (const char *)x.b, x.n); /* new, then replacing */
+        if (!CHECK(reply_is_status(r, "OK"))) fprintf(stderr, "     RL.SETSTATE %s: %s\n", i ? "ls1" : "lss", r->str ? r->str : "?");
+        freeReplyObject(r);
+    }
+    run(c, "RL.ACQUIRE lss 4 1000 ID first");
+    run(c, "RL.RELEASE lss second");
+    blob y = x;
+    y.n = leases_end;
+    put(&y, 0, 8); /* no expiry */
+    redisReply *r = cmd(c, "RL.SETSTATE lss %b", (const char *)y.b, y.n);
+    CHECK(reply_is_status(r, "OK"));
+    freeReplyObject(r);
+    for (int k = 0; k < 7; k++) {
+        blob bad = x;
+        switch (k) {
+        case 0: bad.n = 12; break;                  /* short */
+        case 1: bad.b[9] = 3; break;                /* three leases said, two held */
+        case 2: bad.b[9] = 1; break;                /* one said, two held */
+        case 3: bad.n = leases_end - 2, put(&bad, 1, 8); break; /* the last id cut */
+        case 4: bad.n = leases_end, put(&bad, 0, 1), put(&bad, 1, 8); break; /* a byte too many */
+        case 5: bad.b[13 + 16] = 0; bad.b[13 + 17] = 0; break; /* the first lease holds no units */
+        default: memset(bad.b + 13, 0xff, 8); break; /* it ends at -1, before the second: out of order */
+        }
+        r = cmd(c, "RL.SETSTATE lss %b", (const char *)bad.b, bad.n);
+        CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR state: not a valid state of this kind") == 0);
+        freeReplyObject(r);
+    }
+    r = cmd(c, "RL.SETSTATE str %b", (const char *)x.b, x.n); /* valid, on another type's key */
+    CHECK(r->type == REDIS_REPLY_ERROR && strncmp(r->str, "WRONGTYPE", 9) == 0);
+    freeReplyObject(r);
+    run(c, "RL.LEASES lss");
+    run(c, "COPY lss lsscopy");
+    run(c, "DEBUG RELOAD");
+    run(c, "RL.LEASES lsscopy");
+}
+
+/* A request sent on a connection of its own, not read. */
+static redisContext *send_alone(const server *s, const char *line) {
+    redisContext *w = server_connect(s);
+    words ws;
+    snprintf(ws.line, sizeof ws.line, "%s", line);
+    ws.argc = split_words(ws.line, ws.argv, ws.lens, 64);
+    redisAppendCommandArgv(w, ws.argc, ws.argv, ws.lens);
+    int done = 0;
+    while (!done && redisBufferWrite(w, &done) == REDIS_OK) {}
+    sleep_ms(30);
+    return w;
+}
+
+/* Its reply: 1 when it is an RL.ACQUIRE reply (seven fields), or RL.ALL's of two limits (five), with allowed as
+ * given. */
+static int answered(redisContext *w, long long allowed) {
+    struct timeval tv = {5, 0};
+    redisSetTimeout(w, tv);
+    redisReply *r = NULL;
+    int ok = redisGetReply(w, (void **)&r) == REDIS_OK && r && r->type == REDIS_REPLY_ARRAY && (r->elements == 7 || r->elements == 5) &&
+             r->element[0]->integer == allowed;
+    if (r) freeReplyObject(r);
+    return ok;
+}
+
+/* RL.ACQUIRE's waiters (the clock frozen): one timed out, one that disconnects, one admitted by a release,
+ * one by the clock, one by RL.RESET, one by a renewal to a sooner end, an RL.ALL waiter with a CONCURRENCY
+ * clause, and one unblocked by CLIENT UNBLOCK. */
+static void lease_waiters(const server *s, redisContext *c) {
+    run(c, "RL.CLOCK SET 1700000400000");
+    run(c, "RL.ACQUIRE lw 1 1000 ID holder");
+    redisContext *timed_out = send_alone(s, "RL.ACQUIRE lw 1 1000 WAIT 30");
+    CHECK(answered(timed_out, 0));
+    redisContext *by_release = send_alone(s, "RL.ACQUIRE lw 1 1000 ID w0 WAIT 60000");
+    redisContext *gone = send_alone(s, "RL.ACQUIRE lw 1 1000 WAIT 60000");
+    redisContext *by_clock = send_alone(s, "RL.ACQUIRE lw 1 1000 COST 1 WAIT 60000");
+    run(c, "RL.ALL 1 {lw}l LIMIT CONCURRENCY 1 500 ID first");
+    redisContext *all = send_alone(s, "RL.ALL 2 {lw}t {lw}l WAIT 60000 LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 1000");
+    redisFree(gone);
+    sleep_ms(30);
+    run(c, "RL.RELEASE lw holder");
+    CHECK(answered(by_release, 1));
+    run(c, "RL.CLOCK ADVANCE 1000"); /* w0 ends: the next is admitted; and {lw}l's lease too */
+    CHECK(answered(by_clock, 1));
+    CHECK(answered(all, 1));
+    run(c, "RL.ACQUIRE lr 1 60000");
+    redisContext *by_reset = send_alone(s, "RL.ACQUIRE lr 1 1000 WAIT 60000");
+    run(c, "RL.RESET lr");
+    CHECK(answered(by_reset, 1));
+    run(c, "RL.ACQUIRE ln 1 60000 ID h");
+    redisContext *by_renew = send_alone(s, "RL.ACQUIRE ln 1 1000 WAIT 60000");
+    run(c, "RL.RENEW ln h 10");
+    run(c, "RL.CLOCK ADVANCE 10");
+    CHECK(answered(by_renew, 1));
+    redisContext *unblocked = send_alone(s, "RL.ACQUIRE ln 1 1000 ID u WAIT 60000");
+    redisReply *list = cmdline(c, "CLIENT LIST TYPE normal");
+    for (char *line = list->str; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (strstr(line, " flags=b ")) freeReplyObject(cmdline(c, "CLIENT UNBLOCK %lld", atoll(strstr(line, "id=") + 3)));
+        line = nl ? nl + 1 : NULL;
+    }
+    freeReplyObject(list);
+    CHECK(answered(unblocked, 0));
+    redisContext *all_w[] = {timed_out, by_release, by_clock, all, by_reset, by_renew, unblocked};
+    for (size_t i = 0; i < sizeof all_w / sizeof all_w[0]; i++) redisFree(all_w[i]);
+    CHECK_EQ(info_field(c, "ratelimit", "ratelimit_clients_waiting"), 0);
+}
 
 static void workload(server *s, redisContext *c) {
     run(c, "RL.CLOCK SET 1700000000000");
@@ -68,13 +207,58 @@ static void workload(server *s, redisContext *c) {
         "RL.SMOOTH g2 2 WARMUP 4000 COLDFACTOR 2.5 DRYRUN", "RL.SMOOTH_RO g1 5", "RL.SMOOTH g1 x",
         "RL.SMOOTH g1 5 COLDFACTOR 2", "RL.SMOOTH str 5", "RL.SETSTATE g3 SMOOTH 1 5000000 1000 0 0 0 PXAT 4102444800000",
         "RL.SETSTATE g3 SMOOTH 7 5000000 1000 0 0 0", "COPY g1 g1copy", "DEBUG RELOAD", "RL.SMOOTH g1copy 5",
+        /* Concurrency leases: admitted, denied, a COST above the limit, an ID renewed, DRYRUN and the read-only
+         * form; releases and renewals that find their lease and that do not; RL.LEASES sorting several, and
+         * after some ended; a write that drops the ended ones; the last release deleting the key; errors and
+         * WRONGTYPE from each command; RL.ALL with a CONCURRENCY clause admitted, denied, renewing, looking,
+         * and failing after a limit was prepared; COPY, DEBUG RELOAD, RL.RESET of lease keys */
+        "RL.CLOCK SET 1700000050000", "RL.ACQUIRE ls1 4 5000", "RL.ACQUIRE ls1 4 3000 COST 2 ID job",
+        "RL.ACQUIRE ls1 4 1000 ID x", "RL.ACQUIRE ls1 4 1000", "RL.ACQUIRE ls1 4 1000 COST 9",
+        "RL.ACQUIRE ls1 4 9000 COST 2 ID job", "RL.ACQUIRE ls1 4 1000 DRYRUN", "RL.ACQUIRE_RO ls1 4 1000 ID x",
+        "RL.ACQUIRE_RO ls1 4 1000 COST 9", "RL.LEASES ls1", "RL.RENEW ls1 x 20000", "RL.RENEW ls1 nobody 5",
+        "RL.RELEASE ls1 job", "RL.RELEASE ls1 job", "RL.LEASES ls1", "RL.CLOCK ADVANCE 6000", "RL.LEASES ls1",
+        "RL.RELEASE ls1 nobody", "RL.ACQUIRE ls1 4 1000 COST 3", "RL.ACQUIRE ls2 1 1000 ID only", "RL.RELEASE ls2 only",
+        "RL.RELEASE ls2 only", "RL.RENEW ls2 only 10", "RL.LEASES ls2", "RL.ACQUIRE ls1 0 1000", "RL.ACQUIRE ls1 4 1000 ID",
+        "RL.ACQUIRE ls1 4 1000 COST 0", "RL.ACQUIRE ls1 4 1000 ID a ID b", "RL.ACQUIRE ls1 4 1000 REFUND 1",
+        "RL.ACQUIRE ls1 4 1000 ID 01234567890123456789012345678901234567890123456789012345678901234",
+        "RL.ACQUIRE_RO ls1 4 1000 WAIT 5", "RL.RELEASE ls1", "RL.RENEW ls1 x 0", "RL.RENEW ls1 x y", "RL.LEASES ls1 x",
+        "RL.RELEASE ls1 01234567890123456789012345678901234567890123456789012345678901234", "RL.ACQUIRE str 4 1000",
+        "RL.ACQUIRE_RO t1 4 1000", "RL.ACQUIRE str 4 1000 WAIT 100", "RL.RELEASE str x", "RL.RENEW t1 x 5",
+        "RL.LEASES str", "RL.TOKEN ls1 10 1 1000",
+        "RL.ALL 2 {ls}t {ls}l LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 5000 ID q",
+        "RL.ALL 2 {ls}t {ls}l LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 5000",
+        "RL.ALL 2 {ls}t {ls}l DRYRUN LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 2 5000", "RL.ALL_RO 1 {ls}l LIMIT CONCURRENCY 2 5000",
+        "RL.ALL 1 {ls}l LIMIT CONCURRENCY 1 8000 ID q", "RL.ALL 1 {ls}l COST 0 LIMIT CONCURRENCY 2 1000",
+        "RL.ALL 2 {ls}t {ls}s LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 5000", "SET {ls}s x",
+        "RL.ALL 2 {ls}t {ls}s LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 5000", "RL.ALL 1 {ls}l LIMIT CONCURRENCY 1 5000 ID",
+        "RL.ALL 1 {ls}l REFUND 1 LIMIT CONCURRENCY 1 5000", "COPY ls1 ls1copy", "RL.RELEASE ls1copy x", "DEBUG RELOAD",
+        "RL.LEASES ls1", "RL.LEASES ls1copy", "RL.RESET ls1 {ls}l", "RL.ACQUIRE ls1 4 1000", "INFO ratelimit",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
+    /* the lease lines took their paths, not only their errors */
+    static const char *const taken[] = {"acquire_admitted", "acquire_denied", "acquire_errors", "acquire_ro_admitted",
+                                        "acquire_ro_denied", "release_released", "release_missing", "renew_renewed",
+                                        "renew_missing", "release_errors", "renew_errors"};
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
+        char field[64];
+        snprintf(field, sizeof field, "ratelimit_%s", taken[i]);
+        if (!CHECK(info_field(c, "ratelimit", field) >= 1)) fprintf(stderr, "     %s is 0\n", field);
+    }
     for (int i = 0; i < 300; i++) {
         freeReplyObject(cmdline(c, "RL.SLIDINGLOG many:%d 5 1000 COST %d", i % 7, i % 8));
         freeReplyObject(cmdline(c, "RL.WINDOW many:w%d 3 100", i % 5));
         if (i % 50 == 0) run(c, "RL.CLOCK ADVANCE 400");
     }
+    /* A lease key's array grown, written in the middle, and shrunk: leases of many lengths, renewed and
+     * released out of order. */
+    for (int i = 0; i < 40; i++) freeReplyObject(cmdline(c, "RL.ACQUIRE many:c 100 %d ID l%d", 1000 + (i * 37) % 900, i));
+    for (int i = 0; i < 40; i += 3) freeReplyObject(cmdline(c, "RL.RENEW many:c l%d %d", i, 500 + i * 11));
+    for (int i = 0; i < 40; i++)
+        if (i % 7) freeReplyObject(cmdline(c, "RL.RELEASE many:c l%d", (i * 13) % 40));
+    run(c, "RL.LEASES many:c");
+    run(c, "RL.CLOCK ADVANCE 2000"); /* every lease has ended: the next write drops them all */
+    run(c, "RL.ACQUIRE many:c 100 1000");
+    lease_states(c);
     /* Sliding logs: members from the future moved to now, an earlier version's members, a log of many
      * weighted members with others' members between them searched by rank when a call blocks, a clock
      * step back merging members, and the cap cutting into the units at now. */
@@ -149,13 +333,19 @@ static void workload(server *s, redisContext *c) {
         if (i != 1) redisFree(w[i]);
     sleep_ms(50);
 
-    /* RESTORE: a good payload, then a truncated one. */
-    size_t len;
-    char *dump = dump_key(c, "t1", &len);
-    CHECK(dump != NULL);
-    if (dump) {
-        freeReplyObject(cmd(c, "RESTORE t1restored 0 %b", dump, len));
-        redisReply *bad = cmd(c, "RESTORE t1bad 0 %b", dump, len - 3);
+    lease_waiters(s, c);
+
+    /* RESTORE: a good payload, then a truncated one; a cell and a lease key. */
+    static const char *const restored[] = {"t1", "ls1"};
+    for (size_t i = 0; i < sizeof restored / sizeof restored[0]; i++) {
+        size_t len;
+        char *dump = dump_key(c, restored[i], &len);
+        CHECK(dump != NULL);
+        if (!dump) continue;
+        redisReply *good = cmd(c, "RESTORE %s:restored 0 %b", restored[i], dump, len);
+        CHECK(reply_is_status(good, "OK"));
+        freeReplyObject(good);
+        redisReply *bad = cmd(c, "RESTORE %s:bad 0 %b", restored[i], dump, len - 3);
         CHECK(bad->type == REDIS_REPLY_ERROR);
         freeReplyObject(bad);
         free(dump);
@@ -187,13 +377,21 @@ static void workload(server *s, redisContext *c) {
     CHECK(cmd_status_is(c, "OK", "FLUSHALL"));
 }
 
-/* A stack passes through the module when a frame is in ratelimit.so or in one of its source files. */
+/* A stack passes through the module when a frame is in ratelimit.so or in one of its source files (valgrind
+ * names a frame "fn (file.c:line)" when the module has its debug information): every file of module/ and
+ * algorithms/, none of which has a name that Redis or Valkey uses. */
 static int in_module(const char *record) {
-    static const char *const marks[] = {"ratelimit.so", "(reply.c:", "(command.c:", "(type.c:", "(slidinglog.c:",
-                                        "(parse.c:", "(clock.c:", "(ratelimit.c:", "(token.c:", "(leaky.c:",
-                                        "(window.c:", "(rl_common.c:"};
-    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
-        if (strstr(record, marks[i])) return 1;
+    static const char *const files[] = {
+        "all", "answer", "call", "cell_type", "cl_throttle", "clock", "command", "compat", "docs", "effects",
+        "lease_type", "leases", "limiters", "parse", "ratelimit", "reply", "reset", "setstate", "stats", "store_cell",
+        "store_lease", "store_log", "store_log_edit", "store_log_name", "store_log_read", "store_log_write", "syntax",
+        "wait", "concurrency", "gcra_ns", "leaky", "rl_common", "slidinglog", "smooth", "token", "window"};
+    if (strstr(record, "ratelimit.so")) return 1;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char mark[40];
+        snprintf(mark, sizeof mark, "(%s.c:", files[i]);
+        if (strstr(record, mark)) return 1;
+    }
     return 0;
 }
 
