@@ -2,7 +2,8 @@
  *
  *   1. many clients on one key: 50 concurrent connections admit exactly what the model says, for every
  *      algorithm, with the clock frozen and with a controller thread stepping it while clients hammer;
- *   2. durability of every kind of key: AOF (appendfsync always) + kill -9, BGREWRITEAOF + kill -9, kill -9
+ *   2. durability of every kind of key (concurrency leases too: acquired with and without an ID, released,
+ *      renewed, set by RL.SETSTATE): AOF (appendfsync always) + kill -9, BGREWRITEAOF + kill -9, kill -9
  *      during a rewrite, SAVE + SHUTDOWN NOSAVE, DEBUG RELOAD;
  *   3. replication to two replicas, and a replica restarted while the primary keeps deciding;
  *   4. ACL key patterns and command rules;
@@ -189,8 +190,15 @@ static const family families[] = {
     {"RL.SLIDINGLOG", "lgap", "6 800 MINGAP 40"},
     {"RL.SMOOTH", "smb", "5.5 MAXBURST 2000 MAXWAIT 1500"},
     {"RL.SMOOTH", "smw", "2.25 WARMUP 3000 COLDFACTOR 2.5"},
+    {"RL.ACQUIRE", "acq", "5 20000"}, /* its calls sometimes name their lease; RL.RELEASE and RL.RENEW come too */
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
+
+/* The lease ids a mixer's calls name: a few of its own, and the ones the module made (kept from replies). */
+#define MADE_IDS 16
+typedef struct made_id {
+    char key[48], id[64];
+} made_id;
 
 typedef struct mixer {
     rng r;
@@ -198,7 +206,72 @@ typedef struct mixer {
     int nkeys;
     long long clock_ms; /* the frozen clock, as this mixer moved it */
     long long calls, bad;
+    char pending[256][48]; /* the key of each RL.ACQUIRE appended and not yet drained ("" for other commands) */
+    int npending;
+    made_id made[MADE_IDS];
+    unsigned nmade;
+    long long leases, released; /* leases taken, and releases or renewals that found theirs */
 } mixer;
+
+/* The six common fields of a limiter's reply: six integers, or RL.ACQUIRE's seven (the lease last: a bulk
+ * string or nil). Returns 1 and the lease (NULL when nil) if the reply has that shape. */
+static int common_fields(const redisReply *r, long long f[6], const redisReply **lease) {
+    *lease = NULL;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 7) {
+        const redisReply *l = r->element[6];
+        if (l->type != REDIS_REPLY_STRING && l->type != REDIS_REPLY_NIL) return 0;
+        redisReply six = *r;
+        six.elements = 6;
+        if (l->type == REDIS_REPLY_STRING) *lease = l;
+        return rl_fields(&six, f);
+    }
+    return rl_fields(r, f);
+}
+
+static void mixer_note(mixer *m, const char *key) {
+    if (m->npending < 256) snprintf(m->pending[m->npending], sizeof m->pending[0], "%s", key ? key : "");
+    m->npending++;
+}
+
+/* A lease id for a call on key: one of the mixer's own names, or one the module made on that key. */
+static void lease_id(mixer *m, const char *key, char *out, size_t n) {
+    if (rnd(&m->r) % 2 && m->nmade) {
+        for (int tries = 0; tries < 4; tries++) {
+            const made_id *made = &m->made[rnd(&m->r) % (m->nmade < MADE_IDS ? m->nmade : MADE_IDS)];
+            if (strcmp(made->key, key) == 0) {
+                snprintf(out, n, "%s", made->id);
+                return;
+            }
+        }
+    }
+    snprintf(out, n, "j%d", (int)(rnd(&m->r) % 4));
+}
+
+/* A lease key's state by hand (the layout of module/lease_type.c, little-endian): 'C', the id counter, the
+ * count, each lease (end µs, acquired µs, units, id length, id), the expiry (ms, far in the future). */
+static void append_lease_state(mixer *m, redisContext *c, const char *key) {
+    unsigned char b[128];
+    size_t n = 0;
+    b[n++] = 'C';
+    int count = 1 + (int)(rnd(&m->r) % 3);
+    uint64_t fields[] = {rnd(&m->r) % 100, (uint64_t)count};
+    for (int k = 0; k < 8; k++) b[n++] = (unsigned char)(fields[0] >> (8 * k));
+    for (int k = 0; k < 4; k++) b[n++] = (unsigned char)(fields[1] >> (8 * k));
+    uint64_t end = (uint64_t)m->clock_ms * 1000;
+    for (int i = 0; i < count; i++) {
+        end += (uint64_t)rnd_in(&m->r, 1, 2000000);
+        uint64_t lease[] = {end, (uint64_t)m->clock_ms * 1000, 1};
+        for (int k = 0; k < 8; k++) b[n++] = (unsigned char)(lease[0] >> (8 * k));
+        for (int k = 0; k < 8; k++) b[n++] = (unsigned char)(lease[1] >> (8 * k));
+        for (int k = 0; k < 4; k++) b[n++] = (unsigned char)(lease[2] >> (8 * k));
+        b[n++] = 2;
+        b[n++] = 's';
+        b[n++] = (unsigned char)('0' + i);
+    }
+    uint64_t expiry = 4102444800000ULL;
+    for (int k = 0; k < 8; k++) b[n++] = (unsigned char)(expiry >> (8 * k));
+    redisAppendCommand(c, "RL.SETSTATE %s %b", key, (const char *)b, n);
+}
 
 /* Append one mixed call (sometimes preceded by a clock advance) to the pipeline; returns how many
  * commands were appended. */
@@ -207,6 +280,7 @@ static int mixer_append(mixer *m, redisContext *c) {
     if (rnd(&m->r) % 3 == 0) {
         long long step = rnd_in(&m->r, 0, 300);
         cmdline_append(c, "RL.CLOCK ADVANCE %lld", step);
+        mixer_note(m, NULL);
         m->clock_ms += step;
         n++;
     }
@@ -214,10 +288,19 @@ static int mixer_append(mixer *m, redisContext *c) {
         /* RL.SETSTATE sent by a client (replicated verbatim): a valid state of each kind, with or without
          * an absolute expiry (far in the future in real time). */
         int k = (int)(rnd(&m->r) % 8);
+        if (rnd(&m->r) % 4 == 0) { /* leases, on a key the lease calls use */
+            char key[64];
+            snprintf(key, sizeof key, "%s:acq:%d", m->prefix, (int)(rnd(&m->r) % (uint64_t)m->nkeys));
+            append_lease_state(m, c, key);
+            mixer_note(m, NULL);
+            m->calls++;
+            return n + 1;
+        }
         long long us = m->clock_ms * 1000;
         if (k >= 6) { /* RL.SMOOTH's six words: bursty 5.5/s over 2 s, 3.0 stored (its binary64 bits) */
             cmdline_append(c, "RL.SETSTATE %s:set:%d SMOOTH 1 5500000 2000 0 4613937818241073152 %lld%s", m->prefix, k,
                            us + rnd_in(&m->r, 0, 1000000), k == 6 ? " PXAT 4102444800000" : "");
+            mixer_note(m, NULL);
             m->calls++;
             return n + 1;
         }
@@ -225,28 +308,61 @@ static int mixer_append(mixer *m, redisContext *c) {
         long long w0 = k % 3 == 2 ? 0 : us + rnd_in(&m->r, 0, 5000000), w1 = rnd_in(&m->r, 0, 9);
         cmdline_append(c, "RL.SETSTATE %s:set:%d %s %lld %lld%s", m->prefix, k, kinds[k % 3], w0, w1,
                        k < 3 ? " PXAT 4102444800000" : "");
+        mixer_note(m, NULL);
         m->calls++;
         return n + 1;
     }
     const family *f = &families[rnd(&m->r) % NFAMILIES];
     int key = (int)(rnd(&m->r) % (uint64_t)m->nkeys);
-    long long cost = rnd_in(&m->r, f->cmd[3] == 'S' && f->cmd[4] == 'M' ? 1 : 0, 3); /* RL.SMOOTH: COST >= 1 */
-    cmdline_append(c, "%s %s:%s:%d %s COST %lld%s", f->cmd, m->prefix, f->tag, key, f->params, cost,
-                   rnd(&m->r) % 10 == 0 ? " DRYRUN" : "");
+    int lease = strcmp(f->cmd, "RL.ACQUIRE") == 0;
+    char keyname[48], id[64];
+    snprintf(keyname, sizeof keyname, "%s:%s:%d", m->prefix, f->tag, key);
+    if (lease && rnd(&m->r) % 3 == 0) { /* give a lease back, or renew one (found or not) */
+        lease_id(m, keyname, id, sizeof id);
+        if (rnd(&m->r) % 2) cmdline_append(c, "RL.RELEASE %s %s", keyname, id);
+        else cmdline_append(c, "RL.RENEW %s %s %lld", keyname, id, rnd_in(&m->r, 100, 3000));
+        mixer_note(m, NULL);
+        m->calls++;
+        return n + 1;
+    }
+    long long cost = rnd_in(&m->r, strcmp(f->cmd, "RL.SMOOTH") == 0 || lease ? 1 : 0, 3); /* some need COST >= 1 */
+    id[0] = '\0';
+    if (lease && rnd(&m->r) % 2) {
+        memcpy(id, " ID ", 4);
+        lease_id(m, keyname, id + 4, sizeof id - 4);
+    }
+    cmdline_append(c, "%s %s %s COST %lld%s%s", f->cmd, keyname, f->params, cost, id, rnd(&m->r) % 10 == 0 ? " DRYRUN" : "");
+    mixer_note(m, lease ? keyname : NULL);
     m->calls++;
     return n + 1;
 }
 
-/* Read n replies: each must be OK (a clock step) or a six-field reply. */
+/* Read n replies: each must be OK (a clock step, a state set), a six-field reply (seven for RL.ACQUIRE, whose
+ * lease id, when the module made it, is kept for later calls), or 0 or 1 (RL.RELEASE, RL.RENEW). */
 static void mixer_drain(mixer *m, redisContext *c, int n) {
     for (int i = 0; i < n; i++) {
         redisReply *r = next_reply(c);
-        if (!reply_is_status(r, "OK") && !rl_of(r).ok) {
+        long long f[6];
+        const redisReply *lease;
+        const char *key = i < m->npending && i < 256 ? m->pending[i] : "";
+        int ok = reply_is_status(r, "OK") || (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1));
+        if (!ok && common_fields(r, f, &lease)) ok = key[0] ? r->elements == 7 : r->elements == 6;
+        if (ok && key[0] && lease) {
+            m->leases++;
+            if (lease->len < sizeof m->made[0].id && !(lease->len == 2 && lease->str[0] == 'j')) {
+                made_id *made = &m->made[m->nmade++ % MADE_IDS];
+                snprintf(made->key, sizeof made->key, "%s", key);
+                snprintf(made->id, sizeof made->id, "%.*s", (int)lease->len, lease->str);
+            }
+        }
+        if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) m->released++;
+        if (!ok) {
             m->bad++;
             if (m->bad < 5) fprintf(stderr, "     unexpected reply: %s\n", r->str ? r->str : "(not a string)");
         }
         freeReplyObject(r);
     }
+    m->npending = 0;
 }
 
 static void mixer_run(mixer *m, redisContext *c, int calls) {
@@ -269,7 +385,8 @@ static long long *probe_all(redisContext *c, const mixer *m) {
         }
     for (int i = 0; i < NFAMILIES * m->nkeys; i++) {
         redisReply *r = next_reply(c);
-        if (!rl_fields(r, out + 6 * i)) out[6 * i] = -99;
+        const redisReply *lease;
+        if (!common_fields(r, out + 6 * i, &lease)) out[6 * i] = -99;
         freeReplyObject(r);
     }
     return out;
@@ -695,7 +812,7 @@ static redisContext *survives(server *s, redisContext *c, mixer *m, fault f, con
 }
 
 static void test_durability(void) {
-    mixer m = {{7}, "d", 6, T0, 0, 0};
+    mixer m = {.r = {7}, .prefix = "d", .nkeys = 6, .clock_ms = T0};
     server *s = start(server_aof_always);
     redisContext *c = server_connect(s);
     clock_set(c, m.clock_ms);
@@ -719,7 +836,7 @@ static void test_durability(void) {
     server_stop(s);
 
     /* RDB: SAVE, SHUTDOWN NOSAVE, restart; then DEBUG RELOAD. */
-    mixer r = {{8}, "d", 6, T0, 0, 0};
+    mixer r = {.r = {8}, .prefix = "d", .nkeys = 6, .clock_ms = T0};
     s = start(NULL);
     c = server_connect(s);
     clock_set(c, r.clock_ms);
@@ -729,8 +846,10 @@ static void test_durability(void) {
     mixer_run(&r, c, 400);
     c = survives(s, c, &r, DEBUG_RELOAD, "DEBUG RELOAD");
     CHECK(r.bad == 0);
+    CHECK(m.leases + r.leases > 60 && m.released + r.released > 10); /* the lease family ran */
     stat_calls += m.calls + r.calls;
-    printf("  durability: %lld calls, 3 kill -9, 1 shutdown, 1 DEBUG RELOAD\n", m.calls + r.calls);
+    printf("  durability: %lld calls (%lld leases taken, %lld released or renewed), 3 kill -9, 1 shutdown, 1 DEBUG RELOAD\n",
+           m.calls + r.calls, m.leases + r.leases, m.released + r.released);
     redisFree(c);
     server_stop(s);
 }
@@ -757,7 +876,7 @@ static void test_replication(void) {
 
     /* Primary on a frozen clock, replicas on the real one. The first calls come before the replicas
      * exist: they get those keys by the full sync (the types' RDB form), the rest as commands. */
-    mixer m = {{11}, "r", 12, T0 + 86400000, 0, 0};
+    mixer m = {.r = {11}, .prefix = "r", .nkeys = 12, .clock_ms = T0 + 86400000};
     clock_set(pc, m.clock_ms);
     mixer_run(&m, pc, 1000);
     stat_servers += 2;
@@ -808,9 +927,11 @@ static void test_replication(void) {
     CHECK(db_equal(&sp, &s1, "restarted replica"));
     CHECK(db_equal(&sp, &s2, "replica 2 after the restart"));
     CHECK(m.bad == 0);
+    CHECK(m.leases > 30 && m.released > 10);
     stat_calls += m.calls;
-    printf("  replication: %lld calls on %zu keys, 1 primary + 2 replicas, 1 replica restart under %lld calls\n", m.calls,
-           sp.n, m.calls - calls_before);
+    printf("  replication: %lld calls (%lld leases taken, %lld released or renewed) on %zu keys, 1 primary + 2 replicas, "
+           "1 replica restart under %lld calls\n",
+           m.calls, m.leases, m.released, sp.n, m.calls - calls_before);
     db_free(&sp);
     db_free(&s1);
     db_free(&s2);
