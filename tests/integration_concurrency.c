@@ -561,6 +561,11 @@ static void test_effects(void) {
         CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR state: not a valid state of this kind") == 0);
         freeReplyObject(r);
     }
+    /* a well-formed blob holding no lease: a key without leases is no key (its effect is DEL) */
+    char empty[21] = {'C'};
+    r = cmd(pc, "RL.SETSTATE h %b", empty, sizeof empty);
+    CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR state: not a valid state of this kind") == 0);
+    freeReplyObject(r);
     CHECK_LEASES(pc, "h", want);
     redisFree(rc);
     server_stop(rep);
