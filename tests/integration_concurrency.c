@@ -2,6 +2,9 @@
  * RL.RELEASE, RL.RENEW, RL.LEASES and RL.ALL's CONCURRENCY clause, under the test clock.
  *
  *   - the replies (seven fields, the lease id or nil; RESP3's map), ID reuse, expiry, the key's TTL;
+ *   - generated traces against the reference model (tests/lease_model.h), under the test clock: acquires
+ *     with and without ID, COST above 1 and above the limit, releases, renewals, the limit changed on a
+ *     live key, the clock moving; every reply field, every lease id and RL.LEASES must be the model's;
  *   - bad input: every argument refused with an error naming it, and the key unchanged (its DUMP);
  *   - WAIT: a release admits the head of the queue at once (the clock is frozen, so no timer could), in
  *     arrival order; a request that can never fit is answered at once; the timeout answers the denial;
@@ -14,6 +17,9 @@
 #include <string.h>
 
 #include "check.h"
+#define RNG_SEED 0xc0ffee11ULL
+#include "lease_model.h"
+#include "rng.h"
 #include "server.h"
 
 static server *srv;
@@ -155,9 +161,9 @@ static void test_replies(void) {
     CHECK_EQ(cmd_int(c, "RL.RELEASE pool job-7"), 0);
     a = acquire(c, "RL.ACQUIRE pool 3 1000 COST 3");
     CHECK(acq_is(&a, 1, 3, 0, -1, 1000));
-    CHECK_STR(a.lease, "1700000000300000-2"); /* the key's counter went on */
+    CHECK_STR(a.lease, "1700000000300000-1"); /* every lease had ended: a new key, counting from 1 again */
     /* the last release deletes the key */
-    CHECK_EQ(cmd_int(c, "RL.RELEASE pool 1700000000300000-2"), 1);
+    CHECK_EQ(cmd_int(c, "RL.RELEASE pool 1700000000300000-1"), 1);
     CHECK_EQ(cmd_int(c, "EXISTS pool"), 0);
     /* the TTL is the last lease's end, on the real clock (rounded up to the ms: the key never goes first) */
     CHECK(line_is(c, "OK", "RL.CLOCK REAL"));
@@ -175,6 +181,70 @@ static void test_replies(void) {
     CHECK(strstr(got, "+allowed\r\n:0\r\n") != NULL && strstr(got, "+lease\r\n_\r\n") != NULL);
     free(got);
     cmd_int(c, "DEL r3");
+}
+
+/* --- generated traces against the reference model ------------------------------------------------------ */
+
+static void test_traces(void) {
+    static lease_model m;
+    long mismatches = 0, steps = 0, admitted = 0, denied = 0;
+    for (int trace = 0; trace < 12; trace++) {
+        memset(&m, 0, sizeof m);
+        long long now_ms = T0 + trace * 10000000LL;
+        int64_t limit = rng_range(1, trace % 3 == 0 ? 30 : 6);
+        clock_set(c, now_ms);
+        char key[32];
+        snprintf(key, sizeof key, "trace:%d", trace);
+        for (int step = 0; step < 150; step++, steps++) {
+            if (rng() % 2) {
+                now_ms += rng_range(0, 300);
+                clock_set(c, now_ms);
+            }
+            if (trace % 4 == 1 && rng() % 15 == 0) limit = rng_range(1, 8); /* the limit changed on a live key */
+            char id[8];
+            snprintf(id, sizeof id, "c%d", (int)rng_range(0, 9));
+            int op = (int)(rng() % 10);
+            int64_t now_us = now_ms * 1000;
+            if (op < 6) {
+                int64_t cost = rng() % 6 == 0 ? rng_range(1, limit + 2) : 1 + (int64_t)(rng() % 2);
+                int64_t lease_ms = rng_range(1, 1500);
+                int named = rng() % 2;
+                char want_id[MODEL_ID_MAX + 1];
+                size_t want_len;
+                rl_reply want = model_acquire(&m, limit, lease_ms, cost, named ? id : NULL, named ? strlen(id) : 0,
+                                              now_us, want_id, &want_len);
+                want_id[want_len] = '\0';
+                acq got = named ? acquire(c, "RL.ACQUIRE %s %lld %lld COST %lld ID %s", key, (long long)limit,
+                                          (long long)lease_ms, (long long)cost, id)
+                                : acquire(c, "RL.ACQUIRE %s %lld %lld COST %lld", key, (long long)limit,
+                                          (long long)lease_ms, (long long)cost);
+                int ok = got.ok && got.f[0] == want.allowed && got.f[1] == want.limit && got.f[2] == want.remaining &&
+                         got.f[3] == want.retry_after_ms && got.f[4] == want.reset_after_ms && got.f[5] == 0 &&
+                         got.has_lease == (want.allowed == 1) && (!got.has_lease || strcmp(got.lease, want_id) == 0);
+                admitted += want.allowed == 1;
+                denied += want.allowed == 0;
+                if (!ok && mismatches++ < 5)
+                    fprintf(stderr, "     trace %d step %d: got %lld %lld %lld %lld %s, want %lld %lld %lld %lld %s\n", trace,
+                            step, got.f[0], got.f[2], got.f[3], got.f[4], got.has_lease ? got.lease : "(nil)",
+                            (long long)want.allowed, (long long)want.remaining, (long long)want.retry_after_ms,
+                            (long long)want.reset_after_ms, want_len ? want_id : "(nil)");
+            } else if (op < 8) {
+                mismatches += cmd_int(c, "RL.RELEASE %s %s", key, id) != model_release(&m, id, strlen(id), now_us);
+            } else {
+                int64_t lease_ms = rng_range(1, 2000);
+                mismatches += cmd_int(c, "RL.RENEW %s %s %lld", key, id, (long long)lease_ms) !=
+                              model_renew(&m, id, strlen(id), lease_ms, now_us);
+            }
+            char got[2048], want[2048];
+            leases_text(c, key, got, sizeof got);
+            model_list(&m, now_us, want, sizeof want);
+            if (strcmp(got, want) != 0 && mismatches++ < 5)
+                fprintf(stderr, "     trace %d step %d: RL.LEASES %s, the model %s\n", trace, step, got, want);
+        }
+        cmd_int(c, "DEL %s", key);
+    }
+    CHECK_EQ(mismatches, 0);
+    CHECK(steps == 12 * 150 && admitted > 200 && denied > 100);
 }
 
 /* --- bad input ----------------------------------------------------------------------------------------- */
@@ -491,6 +561,11 @@ static void test_effects(void) {
         CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR state: not a valid state of this kind") == 0);
         freeReplyObject(r);
     }
+    /* a well-formed blob holding no lease: a key without leases is no key (its effect is DEL) */
+    char empty[21] = {'C'};
+    r = cmd(pc, "RL.SETSTATE h %b", empty, sizeof empty);
+    CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR state: not a valid state of this kind") == 0);
+    freeReplyObject(r);
     CHECK_LEASES(pc, "h", want);
     redisFree(rc);
     server_stop(rep);
@@ -502,6 +577,7 @@ int main(void) {
     srv = server_start(NULL);
     c = server_connect(srv);
     test_replies();
+    test_traces();
     test_bad_input();
     test_wait();
     test_all();

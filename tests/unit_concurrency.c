@@ -5,9 +5,8 @@
  *   1. hand-computed tables: admission up to the limit, the retry when leases will have expired, COST above
  *      the limit, ID reuse renewing without taking more, a generated id, DRYRUN-free looks (COST 0),
  *      expiry, a lease that ends exactly now;
- *   2. generated traces against a reference model: an unordered list of leases, each decided by brute
- *      force (held = the units of leases ending after now; retry = the first lease end, tried one by one,
- *      after which the request fits), with acquires (with and without ID, COST up to the limit and above),
+ *   2. generated traces against the reference model (tests/lease_model.h): an unordered list of leases,
+ *      each answer found by brute force, with acquires (with and without ID, COST up to the limit and above),
  *      releases, renewals (longer and shorter), the limit changed on a live key, and time moving by random
  *      steps. Every reply field, every id, and the set of unexpired leases must be identical, and the units
  *      held by unexpired leases never exceed the limit at any instant under a constant limit;
@@ -17,6 +16,7 @@
 #include "check.h"
 #define RNG_SEED 0x1ea5e5ULL
 #include "rng.h"
+#include "lease_model.h"
 #include "lease_store.h"
 
 /* --- the test's module (lease_store.h), with ids as C strings ------------------------------------------ */
@@ -107,13 +107,15 @@ static void test_tables(void) {
     CHECK_EQ(plan.expired, 1);
     CHECK_EQ(r.granted, 1);
     CHECK_EQ(s.n, 1);
-    CHECK_EQ(s.seq, 1);
+    CHECK_EQ(s.seq, 0); /* every lease had ended: a new key, whose count starts over (and this id was given) */
     /* renew shorter: the lease ends sooner */
     CHECK_EQ(renew(&s, want, 1, T0 + 1050 * MS), 1);
     CHECK_EQ(s.v[0].end_us, T0 + 1051 * MS);
     r = acquire(&s, 1, 100, 1, NULL, T0 + 1051 * MS, &plan);
     CHECK_EQ(r.allowed, 1);
-    CHECK_EQ(s.seq, 2);
+    CHECK_EQ(s.seq, 1);
+    snprintf(want, sizeof want, "%lld-1", (long long)(T0 + 1051 * MS));
+    CHECK(plan.id_len == strlen(want) && memcmp(plan.id, want, plan.id_len) == 0);
     /* a retry rounds up to whole ms: a lease ending 1 µs from now is 1 ms away */
     store t = {.n = 0};
     acquire(&t, 1, 1, 1, "x", T0, NULL);
@@ -123,79 +125,9 @@ static void test_tables(void) {
     CHECK_EQ(r.reset_after_us, 1);
 }
 
-/* --- 2. generated traces against a reference model ------------------------------------------------------ */
+/* --- 2. generated traces against the reference model ------------------------------------------------------ */
 
-typedef struct ref_lease {
-    char id[RL_LEASE_ID_MAX];
-    size_t id_len;
-    int64_t units, end_us;
-} ref_lease;
-
-typedef struct model {
-    ref_lease v[MAXL];
-    int n;
-    uint64_t seq;
-} model;
-
-static int64_t ref_held_after(const model *m, int64_t t) {
-    int64_t held = 0;
-    for (int i = 0; i < m->n; i++)
-        if (m->v[i].end_us > t) held += m->v[i].units;
-    return held;
-}
-
-static int ref_find(const model *m, int64_t now, const char *id, size_t len) {
-    for (int i = 0; i < m->n; i++)
-        if (m->v[i].end_us > now && m->v[i].id_len == len && memcmp(m->v[i].id, id, len) == 0) return i;
-    return -1;
-}
-
-static int64_t ref_last_end(const model *m, int64_t now) {
-    int64_t last = now;
-    for (int i = 0; i < m->n; i++)
-        if (m->v[i].end_us > last) last = m->v[i].end_us;
-    return last;
-}
-
-static int64_t ceil_ms(int64_t us) { return us <= 0 ? 0 : (us + 999) / 1000; }
-
-/* The reference's decision: fills the reply, applies it, and writes the lease id it made or renewed. */
-static rl_reply ref_acquire(model *m, int64_t limit, int64_t lease_ms, int64_t cost, const char *id, int64_t now,
-                            char *out_id, size_t *out_len) {
-    rl_reply r = {.limit = limit, .retry_after_ms = -1};
-    int64_t held = ref_held_after(m, now), end = now + lease_ms * 1000;
-    int found = id ? ref_find(m, now, id, strlen(id)) : -1;
-    *out_len = 0;
-    if (found >= 0) {
-        r.allowed = 1;
-        m->v[found].end_us = end;
-        memcpy(out_id, m->v[found].id, *out_len = m->v[found].id_len);
-    } else if (held + cost <= limit) {
-        r.allowed = 1;
-        r.granted = cost;
-        held += cost;
-        ref_lease *l = &m->v[m->n++];
-        if (id) {
-            l->id_len = strlen(id);
-            memcpy(l->id, id, l->id_len);
-        } else {
-            l->id_len = (size_t)snprintf(l->id, sizeof l->id, "%lld-%llu", (long long)now, (unsigned long long)++m->seq);
-        }
-        l->units = cost;
-        l->end_us = end;
-        memcpy(out_id, l->id, *out_len = l->id_len);
-    } else if (cost <= limit) { /* the first lease end after which it fits, tried one by one */
-        int64_t best = INT64_MAX;
-        for (int i = 0; i < m->n; i++) {
-            int64_t t = m->v[i].end_us;
-            if (t > now && t < best && ref_held_after(m, t) + cost <= limit) best = t;
-        }
-        r.retry_after_ms = ceil_ms(best - now);
-    }
-    r.remaining = held < limit ? limit - held : 0;
-    r.reset_after_ms = ceil_ms(ref_last_end(m, now) - now);
-    return r;
-}
+typedef lease_model model;
 
 /* The unexpired leases of the store and of the model are the same (by id, units and end). */
 static int same_leases(const store *s, const model *m, int64_t now) {
@@ -204,7 +136,7 @@ static int same_leases(const store *s, const model *m, int64_t now) {
         const rl_lease *l = &s->v[i];
         if (l->end_us <= now) continue;
         counted++;
-        int j = ref_find(m, now, l->id, l->id_len);
+        int j = model_find(m, now, l->id, l->id_len);
         if (j < 0 || m->v[j].units != l->units || m->v[j].end_us != l->end_us) return 0;
     }
     int live = 0;
@@ -232,7 +164,7 @@ static void test_traces(void) {
                 char ref_id[RL_LEASE_ID_MAX];
                 size_t ref_len;
                 rl_lease_plan plan;
-                rl_reply want = ref_acquire(m, limit, lease_ms, cost, with, now, ref_id, &ref_len);
+                rl_reply want = model_acquire(m, limit, lease_ms, cost, with, with ? strlen(with) : 0, now, ref_id, &ref_len);
                 rl_reply got = acquire(s, limit, lease_ms, cost, with, now, &plan);
                 int ok = got.allowed == want.allowed && got.limit == want.limit && got.remaining == want.remaining &&
                          got.retry_after_ms == want.retry_after_ms && got.reset_after_ms == want.reset_after_ms &&
@@ -244,19 +176,15 @@ static void test_traces(void) {
                             (long long)got.reset_after_ms, (long long)want.allowed, (long long)want.remaining,
                             (long long)want.retry_after_ms, (long long)want.reset_after_ms);
             } else if (op < 8) {
-                int want = ref_find(m, now, id, strlen(id)) >= 0;
-                if (want) m->v[ref_find(m, now, id, strlen(id))].end_us = now; /* ended now */
-                mismatches += release(s, id, now) != want;
+                mismatches += release(s, id, now) != model_release(m, id, strlen(id), now);
             } else {
                 int64_t lease_ms = rng_range(1, 3000);
-                int j = ref_find(m, now, id, strlen(id));
-                if (j >= 0) m->v[j].end_us = now + lease_ms * 1000;
-                mismatches += renew(s, id, lease_ms, now) != (j >= 0);
+                mismatches += renew(s, id, lease_ms, now) != model_renew(m, id, strlen(id), lease_ms, now);
             }
             mismatches += !same_leases(s, m, now);
             /* the leases never hold more than the limit, at any instant (the held units only fall between
              * writes, so checking right after each write is checking every instant) */
-            if (constant_limit && ref_held_after(m, now) > limit) over++;
+            if (constant_limit && model_held_after(m, now) > limit) over++;
             mismatches += s->n > limit + MAXL / 2; /* (a bound for the test's arrays) */
             if (s->n > 0) mismatches += !rl_lease_valid(s->v, s->n);
         }
