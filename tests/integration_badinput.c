@@ -239,9 +239,10 @@ static int is_acquire(const argv_t *a) {
  * lease (a bulk string, or nil; *lease is NULL then). f.ok is 0 when the reply has another shape. */
 static rl_result reply_fields(const argv_t *a, const redisReply *r, const redisReply **lease) {
     *lease = NULL;
-    if (!is_acquire(a) || !r || r->type != REDIS_REPLY_ARRAY) return rl_of(r);
     rl_result f = {0};
-    if (r->elements != 7) return f;
+    if (!r || r->type != REDIS_REPLY_ARRAY) return rl_of(r);
+    if (r->elements != (is_acquire(a) ? 7u : 6u)) return f; /* (rl_of alone would take a seventh field anywhere) */
+    if (!is_acquire(a)) return rl_of(r);
     const redisReply *l = r->element[6];
     if (l->type != REDIS_REPLY_STRING && l->type != REDIS_REPLY_NIL) return f;
     redisReply six = *r; /* the six common fields */
@@ -804,13 +805,14 @@ static uint64_t lb_get(const unsigned char *p, int bytes) {
 }
 
 /* 1 if b is a lease state the module could have written: read from the layout, as docs/commands.md and
- * concurrency.h state the ranges (at most 10,000 leases, sorted by end; each ending after the epoch and at
+ * concurrency.h state the ranges (1 to 10,000 leases: a key without leases is no key; sorted by end; each
+ * ending after the epoch and at
  * most 10^12 ms past the clock's last instant, acquired from the epoch up to its end, of 1 to 10,000
  * units, with an id of 1 to 64 bytes), nothing before the expiry left over. */
 static int lease_blob_valid(const unsigned char *b, size_t len) {
     if (len < 1 + 8 + 4 + 8 || b[0] != 'C') return 0;
     uint64_t count = lb_get(b + 9, 4);
-    if (count > MAX_LEASE) return 0;
+    if (count < 1 || count > MAX_LEASE) return 0;
     size_t at = 13, end = len - 8;
     int64_t previous_end = 0;
     for (uint64_t i = 0; i < count; i++) {
@@ -848,6 +850,13 @@ static void test_lease_blobs(void) {
         lb_le(&x, exp, 8);
         x.n = short_lengths[i];
         lease_blob_refused(&x, "short");
+    }
+    /* no lease at all: the primary sends DEL for that, never a state */
+    static const uint64_t no_lease_expiries[] = {0, 4102444800000ULL};
+    for (size_t i = 0; i < 2; i++) {
+        lb_head(&x, i, 0);
+        lb_le(&x, no_lease_expiries[i], 8);
+        lease_blob_refused(&x, "no lease");
     }
     /* counts that lie: more leases than there are, fewer, more than any key holds */
     static const struct {
