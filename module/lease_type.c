@@ -145,6 +145,10 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
         return NULL;
     }
     *expire_at_ms = (int64_t)get_le(end, 8);
+    if (*expire_at_ms < 0) { /* 0: none (an AOF rewrite, whose PEXPIREAT follows) */
+        value_free(val);
+        return NULL;
+    }
     return val;
 }
 

@@ -313,9 +313,10 @@ static void test_acl_category(void) {
     int valkey, version = server_version(&valkey);
     int has_category = valkey || version >= 704;
     redisReply *x = cmd(c, "ACL CAT ratelimit");
-    /* The limiters above and RL.SMOOTH (which never denies without MAXWAIT, so it is not among them), each with
-     * its _RO form, + RL.ALL and RL.ALL_RO, RL.RESET, RL.SETSTATE, CL.THROTTLE */
-    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * (NLIMITERS + 1) + 5) == has_category);
+    /* The limiters above, RL.SMOOTH (which never denies without MAXWAIT, so it is not among them) and RL.ACQUIRE,
+     * each with its _RO form, + RL.ALL and RL.ALL_RO, RL.RESET, RL.SETSTATE, CL.THROTTLE, RL.RELEASE, RL.RENEW,
+     * RL.LEASES */
+    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * (NLIMITERS + 2) + 8) == has_category);
     freeReplyObject(x);
     if (!has_category) {
         CHECK(!cmd_status_is(c, "OK", "ACL SETUSER app on >pw ~rl:* +@ratelimit"));
