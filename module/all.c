@@ -3,10 +3,11 @@
  *
  * This file parses them into a call of one clause per key (rl_module.h); call.c decides it as it decides
  * every command, all or nothing. Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW,
- * SLIDINGLOG, SMOOTH) and takes its command's arguments after the key, with its own COST or else the call's;
- * the i-th clause applies to the i-th key. The request is admitted iff every limit admits it, and then every
- * limit is written, else none (call.c says how a denied call describes its limits). Redis wraps the effects
- * one call replicates in MULTI/EXEC, so a replica or the AOF never sees half of them.
+ * SLIDINGLOG, SMOOTH, CONCURRENCY) and takes its command's arguments after the key, with its own COST or else
+ * the call's; the i-th clause applies to the i-th key (a CONCURRENCY clause's ID lease_id is kept beside its
+ * request). The request is admitted iff every limit admits it, and then every limit is written, else none
+ * (call.c says how a denied call describes its limits). Redis wraps the effects one call replicates in
+ * MULTI/EXEC, so a replica or the AOF never sees half of them.
  *
  * REFUND n before the first LIMIT makes the call give back instead of take: every limit gets its command's
  * own REFUND (n, or the clause's REFUND m), which always admits, so every limit is committed or, on an
@@ -102,6 +103,7 @@ static int parse_clause(rl_call *call, int i, int nargs, const char **args, cons
         rl_name_clause(err, i);
         return -1;
     }
+    req->id_arg += *at; /* ID's value: from its place in the clause to its place among the call's args */
     *at += used;
     if (*at < nargs && !arg_is(args[*at], lens[*at], "LIMIT")) {
         char shown[40];
@@ -190,5 +192,9 @@ int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_ca
     size_t lens[ALL_MAX_ARGS];
     for (int i = 0; i < nargs; i++) args[i] = RedisModule_StringPtrLen(argv[2 + n + i], &lens[i]);
     if (parse_all(syn, call, nargs, args, lens, err) != 0 || same_keys(argv + 2, call->n, err)) return -1;
+    for (int i = 0; i < call->n; i++) { /* args[j] is argv[2 + n + j] */
+        const rl_request *req = &call->clause[i].req;
+        call->clause[i].id = (req->flags & RL_F_ID) ? argv[2 + n + req->id_arg] : NULL;
+    }
     return 0;
 }

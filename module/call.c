@@ -47,7 +47,7 @@ static void describe_unwritten(RedisModuleCtx *ctx, rl_pending *p, rl_request *r
     p->lim->steps->release(ctx, p);
     req->flags |= RL_F_DRYRUN | RL_F_NOLOG;
     if (alone) req->cost = 0;
-    *p = (rl_pending){.lim = p->lim, .req = req, .keyname = p->keyname};
+    *p = (rl_pending){.lim = p->lim, .req = req, .keyname = p->keyname, .id = p->id};
     char err[RL_ERR_LEN];
     p->lim->steps->prepare(ctx, p, err); /* it succeeded on this key a moment ago */
     p->reply.wait_ms = 0;                 /* nothing was admitted, so nothing waits */
@@ -57,10 +57,26 @@ static void describe_unwritten(RedisModuleCtx *ctx, rl_pending *p, rl_request *r
     }
 }
 
+/* The lease a concurrency limit's reply carries: the id of the lease it took or renewed, nil when it wrote
+ * nothing (a denial, DRYRUN, a look). Sets bit i of o->leased; other limits carry none. */
+static void lease_of(rl_outcome *o, int i, const rl_pending *p, int written) {
+    o->leased |= 1u << i;
+    const rl_lease_plan *plan = &p->u.lease.plan;
+    o->lease[i].len = written && plan->action != RL_LEASE_KEEP ? plan->id_len : 0;
+    if (o->lease[i].len) memcpy(o->lease[i].id, plan->id, plan->id_len);
+}
+
+/* How long a denied clause's wait may last before only time ends it (rl_outcome's wait_retry_ms): its retry,
+ * but 0 for a concurrency limit whose request can fit (a release may come any moment). */
+static int64_t wait_retry(const rl_pending *p) {
+    if (p->lim->steps == &rl_lease_steps && p->reply.retry_after_ms >= 0) return 0;
+    return p->reply.retry_after_ms;
+}
+
 /* RL.ALL's answer: the verdict, the largest retry of the denying clauses (-1 if one never admits), the
  * largest reset, and every clause's reply. */
 static void fill_all(rl_outcome *o, const rl_pending *p, int n) {
-    o->retry_after_ms = -1;
+    o->retry_after_ms = o->wait_retry_ms = -1;
     o->reset_after_ms = 0;
     int never = 0;
     for (int i = 0; i < n; i++) {
@@ -70,8 +86,10 @@ static void fill_all(rl_outcome *o, const rl_pending *p, int n) {
         if (o->allowed || r->allowed) continue;
         if (r->retry_after_ms < 0) never = 1;
         else if (r->retry_after_ms > o->retry_after_ms) o->retry_after_ms = r->retry_after_ms;
+        int64_t wait = wait_retry(&p[i]);
+        if (wait > o->wait_retry_ms) o->wait_retry_ms = wait;
     }
-    if (never) o->retry_after_ms = -1;
+    if (never) o->retry_after_ms = o->wait_retry_ms = -1;
 }
 
 /* A call of one clause as it came (no look, no cost of its own): the same steps, with nothing to copy or
@@ -83,6 +101,7 @@ void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     p.lim = c->lim;
     p.req = &c->req;
     p.keyname = c->key;
+    p.id = c->id;
     p.key = NULL;
     p.changes = p.creates = 0;
     o->error = c->lim->steps->prepare(ctx, &p, o->errbuf);
@@ -98,6 +117,12 @@ void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     o->units = real ? p.reply.granted : 0;      /* a denial grants none, nor does a refund */
     o->keys_created = written & p.creates;
     o->replies[0] = p.reply;
+    o->leased = 0;
+    o->wait_retry_ms = p.reply.retry_after_ms;
+    if (c->lim->steps == &rl_lease_steps) {
+        lease_of(o, 0, &p, written);
+        o->wait_retry_ms = wait_retry(&p);
+    }
 }
 
 void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags, int64_t cost, rl_outcome *o) {
@@ -121,6 +146,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
         q->lim = c->lim;
         q->req = req;
         q->keyname = c->key;
+        q->id = c->id;
         q->key = NULL;
         q->changes = q->creates = 0;
         failed = c->lim->steps->prepare(ctx, q, o->errbuf);
@@ -128,15 +154,19 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
         allowed &= (int)q->reply.allowed;
     }
     o->units = o->keys_created = 0;
+    o->leased = 0;
     if (!failed) {
         for (int i = 0; i < n; i++) {
+            int written = 0;
             if (call->all && !allowed) {
                 describe_unwritten(ctx, &p[i], &looked[i]);
             } else if (p[i].changes && !(p[i].req->flags & RL_F_DRYRUN)) {
                 commit(ctx, &p[i]);
                 o->keys_created += p[i].creates;
+                written = 1;
             }
             if (allowed && !(p[i].req->flags & RL_F_DRYRUN)) o->units += p[i].reply.granted; /* a refund: none */
+            if (p[i].lim->steps == &rl_lease_steps) lease_of(o, i, &p[i], written);
         }
     }
     for (int i = 0; i < prepared; i++) p[i].lim->steps->release(ctx, &p[i]);
@@ -152,6 +182,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
         o->replies[0] = p[0].reply;
         o->retry_after_ms = p[0].reply.retry_after_ms;
         o->reset_after_ms = p[0].reply.reset_after_ms;
+        o->wait_retry_ms = wait_retry(&p[0]);
     }
 }
 
@@ -159,11 +190,17 @@ rl_call *rl_call_keep(const rl_call *call) {
     size_t size = offsetof(rl_call, clause) + (size_t)call->n * sizeof call->clause[0];
     rl_call *kept = RedisModule_Alloc(size);
     memcpy(kept, call, size);
-    for (int i = 0; i < call->n; i++) RedisModule_RetainString(NULL, kept->clause[i].key);
+    for (int i = 0; i < call->n; i++) {
+        RedisModule_RetainString(NULL, kept->clause[i].key);
+        if (kept->clause[i].id) RedisModule_RetainString(NULL, kept->clause[i].id);
+    }
     return kept;
 }
 
 void rl_call_free(rl_call *call) {
-    for (int i = 0; i < call->n; i++) RedisModule_FreeString(NULL, call->clause[i].key);
+    for (int i = 0; i < call->n; i++) {
+        RedisModule_FreeString(NULL, call->clause[i].key);
+        if (call->clause[i].id) RedisModule_FreeString(NULL, call->clause[i].id);
+    }
     RedisModule_Free(call);
 }

@@ -176,6 +176,7 @@ static void cell_free(void *value) { value_free(value); }
         return cell_copy(value, &rl_limiters[RL_LIM_##id]);                                              \
     }
 #define CELL_METHODS_log(id)
+#define CELL_METHODS_lease(id)
 #define CELL_METHODS(id, command, type_name, tag, algorithm, storage) CELL_METHODS_##storage(id)
 RL_LIMITERS(CELL_METHODS)
 
@@ -184,6 +185,7 @@ RL_LIMITERS(CELL_METHODS)
                      .aof_rewrite = aof_rewrite_##id, .mem_usage = mem_usage_##id, .digest = digest_##id,      \
                      .free = cell_free, .copy = copy_##id},
 #define METHODS_ROW_log(id)
+#define METHODS_ROW_lease(id)
 #define METHODS_ROW(id, command, type_name, tag, algorithm, storage) METHODS_ROW_##storage(id)
 static RedisModuleTypeMethods cell_methods[RL_NLIMITERS] = {RL_LIMITERS(METHODS_ROW)};
 

@@ -1,8 +1,8 @@
 /* command.c -- every command of the module, in one table, and the one path of the limiter commands.
  *
  * The table (register_all_commands) holds every command the module registers: a limiter's command and its
- * read-only form for each row of the list (limiters.h), RL.ALL and RL.ALL_RO, RL.RESET, RL.SETSTATE, and the
- * optional RL.CLOCK (module argument test-clock) and CL.THROTTLE (unless no-cl-throttle). Each row gives its
+ * read-only form for each row of the list (limiters.h), RL.ALL and RL.ALL_RO, RL.RESET, RL.RELEASE, RL.RENEW
+ * and RL.LEASES (a concurrency limiter's leases, leases.c), RL.SETSTATE, and the optional RL.CLOCK (module argument test-clock) and CL.THROTTLE (unless no-cl-throttle). Each row gives its
  * name, function, flags, key spec, COMMAND DOCS (generated from the syntax tables by docs.c for the limiters
  * and RL.ALL) and ACL categories (from its flags), and one loop registers them.
  *
@@ -51,6 +51,7 @@ static int limiter_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     call.stats = stats;
     call.clause[0].lim = lim;
     call.clause[0].key = argv[1];
+    call.clause[0].id = (req->flags & RL_F_ID) ? argv[2 + req->id_arg] : NULL;
     return run(ctx, &call);
 }
 
@@ -185,6 +186,18 @@ static const RedisModuleCommandArg reset_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0, .flags = REDISMODULE_CMD_ARG_MULTIPLE},
     {0}};
 
+static const RedisModuleCommandArg release_args[] = {
+    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0},
+    {.name = "lease_id", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1},
+    {0}};
+static const RedisModuleCommandArg renew_args[] = {
+    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0},
+    {.name = "lease_id", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1},
+    {.name = "lease_ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
+    {0}};
+static const RedisModuleCommandArg leases_args[] = {
+    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0}, {0}};
+
 static const RedisModuleCommandArg clock_set[] = {
     {.name = "unix_ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1}, {0}};
 static const RedisModuleCommandArg clock_advance[] = {
@@ -203,7 +216,8 @@ static const RedisModuleCommandArg clock_args[] = {
          {0}}},
     {0}};
 
-#define MAX_COMMANDS (2 * RL_NLIMITERS + 6)
+#define MAX_COMMANDS (2 * RL_NLIMITERS + 9)
+#define RL_SINCE_LEASES "1.3.0"
 
 int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
     const uint64_t update = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
@@ -229,6 +243,18 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
                                "Deletes limiter keys, answering how many held a limiter.",
                                "O(N) in the keys, plus O(M) for a sliding log of M entries", DOCS_GIVEN, NULL,
                                reset_args, 1, ALWAYS};
+    /* A release and a renewal never grow a key (they take no deny-oom: under maxmemory a client must still be
+     * able to give its slot back); each write stores and replicates the key's leases whole, hence not fast. */
+    const uint64_t rw = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE;
+    table[n++] = (command_def){"rl.release", rl_release_command, "write", 3, KEY_AT_1, rw, RL_SINCE_LEASES,
+                               "Ends a lease taken by RL.ACQUIRE now, answering 1, or 0 when there is no such lease.",
+                               "O(N) in the leases of the key", DOCS_GIVEN, NULL, release_args, 1, ALWAYS};
+    table[n++] = (command_def){"rl.renew", rl_renew_command, "write", 4, KEY_AT_1, rw, RL_SINCE_LEASES,
+                               "Makes a lease end lease_ms from now, answering 1, or 0 when there is no such lease.",
+                               "O(N) in the leases of the key", DOCS_GIVEN, NULL, renew_args, 1, ALWAYS};
+    table[n++] = (command_def){"rl.leases", rl_leases_command, "readonly", 2, KEY_AT_1, read, RL_SINCE_LEASES,
+                               "Lists the leases a concurrency limit holds now, oldest first: id, units, ms to expiry.",
+                               "O(N log N) in the leases of the key", DOCS_GIVEN, NULL, leases_args, 1, ALWAYS};
     table[n++] = (command_def){"rl.setstate", rl_setstate_command, "write deny-oom fast", -3, KEY_AT_1,
                                REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE, RL_SINCE, NULL, NULL, DOCS_NONE,
                                NULL, NULL, 1, ALWAYS};

@@ -45,6 +45,7 @@ static const char *docs_name(rl_docs_arena *d, const rl_option_spec *const *opti
 static RedisModuleCommandArg docs_option(rl_docs_arena *d, const rl_option_spec *o, int flags) {
     RedisModuleCommandArgType type = o->slot == RL_NO_VALUE        ? REDISMODULE_ARG_TYPE_PURE_TOKEN
                                      : RL_SLOT_IS_DECIMAL(o->slot) ? REDISMODULE_ARG_TYPE_DOUBLE
+                                     : RL_SLOT_IS_STRING(o->slot)  ? REDISMODULE_ARG_TYPE_STRING
                                                                    : REDISMODULE_ARG_TYPE_INTEGER;
     const char *name = o->slot == RL_NO_VALUE ? docs_name(d, &o, 1) : o->value;
     return (RedisModuleCommandArg){.name = name, .type = type, .key_spec_index = -1, .token = o->name, .flags = flags};

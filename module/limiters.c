@@ -16,6 +16,7 @@ rl_limiter rl_limiters[RL_NLIMITERS] = {RL_LIMITERS(LIMITER_ROW)};
  * does not compile). */
 #define TYPE_NAME_OK_cell(name) (sizeof(name) == 10)
 #define TYPE_NAME_OK_log(name) 1
+#define TYPE_NAME_OK_lease(name) (sizeof(name) == 10)
 #define CHECK_TYPE_NAME(id, command, type_name, tag, algorithm, storage) \
     _Static_assert(TYPE_NAME_OK_##storage(type_name), #id ": a module data type name has 9 characters");
 RL_LIMITERS(CHECK_TYPE_NAME)

@@ -4,14 +4,14 @@
  *   id         the limiter's name: RL_LIM_<id> indexes every table, and "<id>" is the kind RL.SETSTATE and
  *              AOF rewrite name (TOKEN, LEAKY, WINDOW);
  *   command    its command;
- *   type_name  the Redis data type its keys hold: a module type of 9 characters for a cell limiter, the
- *              built-in "zset" for the sliding log;
+ *   type_name  the Redis data type its keys hold: a module type of 9 characters for a cell or lease
+ *              limiter, the built-in "zset" for the sliding log;
  *   tag        the byte that names its kind in the replicated RL.SETSTATE state: never reuse or change one
  *              (replicas and AOF files written by older versions carry it);
  *   algorithm  its cell algorithm (algorithms/), NULL when the storage decides through its own interface;
  *   storage    how its state lives in the keyspace: `cell` (a module value of the state's words, 2 to 64,
- *              store_cell.c) or `log` (a sorted set, store_log.c), i.e. the prepare/commit/release steps it
- *              runs.
+ *              store_cell.c), `log` (a sorted set, store_log.c) or `lease` (a module value holding leases,
+ *              store_lease.c), i.e. the prepare/commit/release steps it runs.
  * Its syntax is <id>_PARAMS, <id>_OPTIONS and <id>_DOCS in syntax.c; every limiter also has a read-only form,
  * "<command>_ro" (as SORT_RO and GEORADIUS_RO in Redis), which takes the same arguments but DRYRUN, BLOCK and
  * WAIT and answers what DRYRUN answers. The command table (command.c), the module's rows (limiters.c), the
@@ -23,6 +23,7 @@
 #ifndef RL_LIMITERS_H
 #define RL_LIMITERS_H
 
+#include "../algorithms/concurrency.h"
 #include "../algorithms/leaky.h"
 #include "../algorithms/slidinglog.h"
 #include "../algorithms/smooth.h"
@@ -36,7 +37,8 @@
     X(LEAKY, "rl.leaky", "rl-leakyb", 'L', &rl_leaky_algorithm, cell)                 \
     X(WINDOW, "rl.window", "rl-window", 'W', &rl_window_algorithm, cell)              \
     X(SLIDINGLOG, "rl.slidinglog", "zset", 'S', NULL, log)                            \
-    X(SMOOTH, "rl.smooth", "rl-smooth", 'G', &rl_smooth_algorithm, cell)
+    X(SMOOTH, "rl.smooth", "rl-smooth", 'G', &rl_smooth_algorithm, cell)              \
+    X(CONCURRENCY, "rl.acquire", "rl-leases", 'C', NULL, lease)
 
 #define RL_LIMITER_ENUM(id, command, type_name, tag, algorithm, storage) RL_LIM_##id,
 enum rl_limiter_id { RL_LIMITERS(RL_LIMITER_ENUM) RL_NLIMITERS };

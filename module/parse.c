@@ -160,6 +160,15 @@ static int parse_option(const rl_syntax *syn, const rl_option_spec *o, int nargs
         return -1;
     }
     int64_t *slot = (int64_t *)((char *)req + RL_SLOT_OFFSET(o->slot));
+    if (RL_SLOT_IS_STRING(o->slot)) {
+        if ((int64_t)lens[*i] < o->min || (int64_t)lens[*i] > o->max) {
+            snprintf(err, RL_ERR_LEN, "ERR %s: must be %lld to %lld bytes", o->name, (long long)o->min,
+                     (long long)o->max);
+            return -1;
+        }
+        *slot = *i;
+        return 0;
+    }
     if (RL_SLOT_IS_DECIMAL(o->slot)) return parse_decimal_ranged(args[*i], lens[*i], o->name, o->min, o->max, slot, err);
     return parse_ranged(args[*i], lens[*i], o->name, o->min, o->max, slot, err);
 }

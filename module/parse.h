@@ -21,6 +21,10 @@
 /* WAIT timeout_ms: wait server-side, up to the timeout, for a denied request to fit (module/wait.c); the
  * timeout goes to the request's wait_timeout_ms. */
 #define RL_F_WAIT RL_F_MODULE(1)
+/* ID lease_id (RL.ACQUIRE): the request names its lease. The id is a string, which a request does not hold:
+ * the parser records where it is among the arguments (rl_request's id_arg), and the module's glue keeps that
+ * argument beside the request (rl_clause, module/rl_module.h). */
+#define RL_F_ID RL_F_MODULE(2)
 
 /* A number is a strict decimal integer within [min, max], or, for a decimal spec, a decimal number with
  * up to six digits after the point (rl_parse_decimal), stored as an integer count of millionths
@@ -42,6 +46,11 @@ typedef struct rl_param_spec {
 #define RL_SLOT_DECIMAL_BIT 0x10000
 #define RL_SLOT_DECIMAL(field) (RL_SLOT(field) | RL_SLOT_DECIMAL_BIT)
 #define RL_SLOT_IS_DECIMAL(slot) ((slot) != RL_NO_VALUE && ((slot) & RL_SLOT_DECIMAL_BIT) != 0)
+/* A string option (RL_SLOT_STRING(field)): its value is any bytes whose length is within [min, max], and the
+ * field gets the value's index among the clause's arguments, not the value. */
+#define RL_SLOT_STRING_BIT 0x20000
+#define RL_SLOT_STRING(field) (RL_SLOT(field) | RL_SLOT_STRING_BIT)
+#define RL_SLOT_IS_STRING(slot) ((slot) != RL_NO_VALUE && ((slot) & RL_SLOT_STRING_BIT) != 0)
 #define RL_SLOT_OFFSET(slot) ((slot) & (RL_SLOT_DECIMAL_BIT - 1))
 
 typedef struct rl_option_spec {

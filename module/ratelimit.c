@@ -1,6 +1,6 @@
 /* ratelimit.c -- the module's entry point.
  *
- * Loads as module `ratelimit`: registers the cell limiters' data types (cell_type.c), every command
+ * Loads as module `ratelimit`: registers the limiters' data types (cell_type.c, lease_type.c), every command
  * (command.c's table: the RL.* commands, CL.THROTTLE unless loaded with the argument `no-cl-throttle`, and
  * RL.CLOCK when loaded with `test-clock`), its INFO section (stats.c), the server events that say whether
  * effects must be replicated (effects.c), and the clock's hook into waiting (wait.c). Only RedisModule_OnLoad is
@@ -12,8 +12,9 @@
 #include "rl_module.h"
 
 /* 10100: 1.1.0 (read-only forms, RL.ALL, RL.RESET, REFUND, ATMOST, CL.THROTTLE, INFO); 10200: 1.2.0 (RL.SMOOTH,
- * states of up to 64 words, skipping dead effects); COMMAND DOCS reports versions in this form. */
-#define RL_MODULE_VERSION 10200
+ * states of up to 64 words, skipping dead effects); 10300: 1.3.0 (concurrency leases: RL.ACQUIRE, RL.RELEASE,
+ * RL.RENEW, RL.LEASES); COMMAND DOCS reports versions in this form. */
+#define RL_MODULE_VERSION 10300
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                               int argc) {
@@ -38,6 +39,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS | REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     if (rl_compat_init(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_lease_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_commands_register(ctx, test_clock, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_effects_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;

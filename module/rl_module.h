@@ -6,7 +6,7 @@
  *   commit   store the effect, set the expiry, replicate it: only for a real (not DRYRUN) request whose
  *            effect changes the key;
  *   release  close the key and free what prepare took: always.
- * A limiter's storage (store_cell.c, store_log.c) provides the steps; the list (limiters.h) says which
+ * A limiter's storage (store_cell.c, store_log.c, store_lease.c) provides the steps; the list (limiters.h) says which
  * limiter uses which. Splitting decide from write lets one command check several limits before writing
  * any. */
 #ifndef RL_MODULE_H
@@ -18,12 +18,14 @@
 #include "store_log.h"
 
 typedef struct rl_limiter rl_limiter;
+typedef struct rl_lease_value rl_lease_value;
 
 /* A decision made and not yet written: what prepare hands to commit and release. */
 typedef struct rl_pending {
     const rl_limiter *lim;
     const rl_request *req;
     RedisModuleString *keyname;
+    RedisModuleString *id; /* the request's ID lease_id (RL.ACQUIRE), or NULL */
     RedisModuleKey *key; /* open from prepare to release (NULL before) */
     rl_reply reply;
     int changes; /* committing would change the key (or its expiry) */
@@ -36,6 +38,11 @@ typedef struct rl_pending {
             rl_cell next; /* the state to store */
         } cell;
         rl_log_pending log;
+        struct {
+            rl_lease_value *stored; /* the key's leases (lease_type.c), NULL for a new limiter */
+            rl_lease_plan plan;
+            int64_t expire_at_ms;
+        } lease;
     } u;
 } rl_pending;
 
@@ -74,8 +81,8 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle);
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* store_cell.c, store_log.c */
-extern const rl_steps rl_cell_steps, rl_log_steps;
+/* store_cell.c, store_log.c, store_lease.c */
+extern const rl_steps rl_cell_steps, rl_log_steps, rl_lease_steps;
 
 /* cell_type.c: the module data types of the cell limiters. A value holds a state's words (inline in the
  * pointer for a small one): rl_value_read copies them into cell and returns how many there are;
@@ -91,6 +98,32 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
  * none) when it has room, else as a new value of the limiter's type. */
 void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
                  unsigned n);
+
+/* lease_type.c: the data type of a concurrency limiter's key: its leases, sorted by end (algorithms/
+ * concurrency.h), and the key's id counter. rl_lease_apply writes a decision's plan into a value (NULL: a new
+ * one, returned); rl_lease_remove takes out lease i and the ended ones before it. Every write of a lease key is
+ * replicated whole: RL.SETSTATE key <blob> (rl_replicate_leases), or DEL when no lease is left. */
+struct rl_lease_value {
+    uint64_t seq; /* ids generated on this key */
+    int n, cap;
+    rl_lease *v;  /* n leases, sorted by end_us */
+};
+int rl_lease_types_register(RedisModuleCtx *ctx);
+rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us);
+void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us);
+/* Store value's end as the key's expiry and replicate the key's state (or delete it when value holds no
+ * lease). */
+void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
+                    int64_t now_us);
+/* RL.SETSTATE key <blob> for a lease key (the blob's first byte is its limiter's tag). */
+int rl_lease_setstate(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv);
+/* The lease limiter whose tag is tag, or NULL. */
+const rl_limiter *rl_lease_limiter_tagged(unsigned char tag);
+
+/* leases.c: RL.RELEASE, RL.RENEW and RL.LEASES. */
+int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* setstate.c: the replicated effect of a cell write (RL.SETSTATE applies it). */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
@@ -108,8 +141,9 @@ int rl_effects_state(void);
 int rl_effects_register(RedisModuleCtx *ctx);
 
 /* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its
- * read-only form next, then RL.ALL, RL.ALL_RO, CL.THROTTLE and RL.RESET. keys_deleted is RL.RESET's alone,
- * which has no verdict, units or keys created. */
+ * read-only form next, then RL.ALL, RL.ALL_RO, CL.THROTTLE, RL.RESET, RL.RELEASE and RL.RENEW. keys_deleted is
+ * RL.RESET's alone, which has no verdict, units or keys created. RL.RELEASE and RL.RENEW count an answer 1 as
+ * admitted, 0 as denied. */
 typedef struct rl_counters {
     long long calls, admitted, denied, units_admitted, errors, keys_created, keys_deleted;
 } rl_counters;
@@ -117,7 +151,9 @@ typedef struct rl_counters {
 #define RL_STAT_ALL_RO (RL_STAT_ALL + 1)
 #define RL_STAT_CL_THROTTLE (RL_STAT_ALL + 2)
 #define RL_STAT_RESET (RL_STAT_ALL + 3)
-#define RL_NSTATS (RL_STAT_ALL + 4)
+#define RL_STAT_RELEASE (RL_STAT_ALL + 4)
+#define RL_STAT_RENEW (RL_STAT_ALL + 5)
+#define RL_NSTATS (RL_STAT_ALL + 6)
 extern rl_counters rl_stats[RL_NSTATS];
 /* CL.THROTTLE is registered (command.c): INFO shows its counters only then. */
 extern int rl_cl_throttle_on;
@@ -157,6 +193,7 @@ static inline void rl_stats_count(rl_counters *stats, const rl_tally *t) {
 typedef struct rl_clause {
     const rl_limiter *lim;
     RedisModuleString *key;
+    RedisModuleString *id; /* ID lease_id's argument (RL_F_ID), else NULL */
     rl_request req;
 } rl_clause;
 
@@ -169,18 +206,28 @@ typedef struct rl_call {
     rl_clause clause[RL_ALL_MAX_LIMITS];
 } rl_call;
 
+/* The lease a reply carries (RL.ACQUIRE, RL.ALL's CONCURRENCY limits): its id, or nil (len 0). */
+typedef struct rl_lease_text {
+    uint8_t len;
+    char id[RL_LEASE_ID_MAX];
+} rl_lease_text;
+
 /* What a call answers: an error, one limiter's reply, or RL.ALL's (the verdict, retry and reset, then a
  * reply per limit); allowed and retry_after_ms are the call's either way. units and keys_created are what a
- * written call took and made, for the counters. */
+ * written call took and made, for the counters. wait_retry_ms is what waiting reads: the longest wait of the
+ * denying limits that only time can end (a concurrency limit's denial counts 0: a release may end it any
+ * moment), -1 if one never admits. */
 typedef struct rl_outcome {
     const char *error;        /* NULL, or the error to reply: errbuf, or a constant such as WRONGTYPE */
     char errbuf[RL_ERR_LEN];
     int all;                  /* RL.ALL's shape */
     int with_granted;         /* ATMOST: `granted` seventh */
     int n;                    /* replies */
-    int64_t allowed, retry_after_ms, reset_after_ms;
+    int64_t allowed, retry_after_ms, reset_after_ms, wait_retry_ms;
     long long units, keys_created;
+    uint32_t leased; /* bit i: replies[i] is a concurrency limit's, with its lease[i] as a seventh field */
     rl_reply replies[RL_ALL_MAX_LIMITS];
+    rl_lease_text lease[RL_ALL_MAX_LIMITS];
 } rl_outcome;
 
 /* Decide call at the clock's time: prepare every clause (nothing written; the first error ends it), then
@@ -210,15 +257,15 @@ void rl_call_free(rl_call *call);
 int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]);
 int rl_all_report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* reply.c: one limiter's reply (the six fields, and `granted` seventh with ATMOST), RL.ALL's (the verdict,
- * retry and reset, then a reply per limit), and an outcome's, one of those or its error. */
-int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted);
-int rl_send_all_reply(RedisModuleCtx *ctx, int64_t allowed, int64_t retry_after_ms, int64_t reset_after_ms,
-                      const rl_reply *limits, int n);
+/* reply.c: one limiter's reply (the six fields; `granted` seventh with ATMOST, or `lease` seventh for a
+ * concurrency limit: lease not NULL), RL.ALL's (the verdict, retry and reset, then a reply per limit), and an
+ * outcome's, one of those or its error. */
+int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted, const rl_lease_text *lease);
+int rl_send_all_reply(RedisModuleCtx *ctx, const rl_outcome *o);
 static inline int rl_send_outcome(RedisModuleCtx *ctx, const rl_outcome *o) {
     if (o->error) return RedisModule_ReplyWithError(ctx, o->error);
-    if (o->all) return rl_send_all_reply(ctx, o->allowed, o->retry_after_ms, o->reset_after_ms, o->replies, o->n);
-    return rl_send_reply(ctx, &o->replies[0], o->with_granted);
+    if (o->all) return rl_send_all_reply(ctx, o);
+    return rl_send_reply(ctx, &o->replies[0], o->with_granted, (o->leased & 1) ? &o->lease[0] : NULL);
 }
 
 /* wait.c: server-side waiting (WAIT). */

@@ -8,7 +8,7 @@
  * call cost about a sixth of the command's time; the readable form RL.SETSTATE key KIND w0 [w1 ...]
  * [PXAT unix_ms] stays for people and for AOF rewrite. Anyone may send RL.SETSTATE, so it checks its input
  * like any command: the kind, the numbers, their count, and that the state is one the algorithm could have
- * written. */
+ * written. A concurrency limit's leases travel the same way, in a blob of their own (lease_type.c). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -137,6 +137,12 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     char err[RL_ERR_LEN];
     int arity = 0;
     const char *failed = argc == 3 ? parse_blob(argv[2], &st) : parse_words(argv, argc, &st, err, &arity);
+    if (argc == 3) { /* a concurrency limit's leases have a blob of their own (lease_type.c) */
+        size_t len;
+        const char *blob = RedisModule_StringPtrLen(argv[2], &len);
+        const rl_limiter *lease = len ? rl_lease_limiter_tagged((unsigned char)blob[0]) : NULL;
+        if (lease) return rl_lease_setstate(ctx, lease, argv);
+    }
     if (arity) return RedisModule_WrongArity(ctx);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
     if (st.lim->alg->words(&st.cell) != st.nwords) /* the compact form's length, read from w0 */

@@ -5,7 +5,8 @@
  * `INFO ratelimit` (and `INFO everything`, `INFO modules`) shows one numeric field per counter,
  * "ratelimit_<command>_<counter>:<n>" (Redis prefixes a module's fields with its name), so exporters that
  * scrape INFO read them as they are. Every command has the same six counters but RL.RESET, which decides
- * nothing and so has calls, errors and keys_deleted; CL.THROTTLE's are shown only while it is registered.
+ * nothing and so has calls, errors and keys_deleted, and RL.RELEASE and RL.RENEW, which have calls, released
+ * or renewed (answered 1), missing (answered 0: no such lease) and errors; CL.THROTTLE's are shown only while it is registered.
  * Every call is counted once, when it is answered (answer.c; CL.THROTTLE and RL.RESET, which answer
  * themselves, likewise), through rl_stats_count, the one place where a counter changes: a call that waits is
  * counted with the verdict it finally gets. Counting costs a few increments of a static array on the hot path. Redis 7.0 tells a module nothing of
@@ -20,7 +21,7 @@ int rl_cl_throttle_on;
 
 /* "token", "token_ro", ..., "all", "all_ro", "cl_throttle", "reset": the counters' names, in rl_stats order. */
 static void stat_name(int i, char *out, size_t n) {
-    static const char *const others[] = {"all", "all_ro", "cl_throttle", "reset"};
+    static const char *const others[] = {"all", "all_ro", "cl_throttle", "reset", "release", "renew"};
     if (i >= RL_STAT_ALL) {
         snprintf(out, n, "%s", others[i - RL_STAT_ALL]);
         return;
@@ -49,6 +50,12 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
         if (i == RL_STAT_RESET) {
             add_field(ctx, command, "errors", c->errors);
             add_field(ctx, command, "keys_deleted", c->keys_deleted);
+            continue;
+        }
+        if (i == RL_STAT_RELEASE || i == RL_STAT_RENEW) { /* answered 1 (done), answered 0 (no such lease) */
+            add_field(ctx, command, i == RL_STAT_RELEASE ? "released" : "renewed", c->admitted);
+            add_field(ctx, command, "missing", c->denied);
+            add_field(ctx, command, "errors", c->errors);
             continue;
         }
         add_field(ctx, command, "admitted", c->admitted);

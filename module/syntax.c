@@ -105,6 +105,22 @@ static const rl_option_spec smooth_options[] = {
 #define SMOOTH_DOCS                                                                                       \
     "Reserves permits from a shared Guava RateLimiter (bursty or warming up) and says how long to wait.", "O(1)"
 
+/* RL.ACQUIRE (concurrency leases): COST from 1 (a lease holds at least one unit) up to the largest limit, ID
+ * a string (its argument's place is recorded, parse.h), WAIT as everywhere; no REFUND (RL.RELEASE gives a
+ * lease back) or ATMOST. */
+static const rl_option_spec concurrency_options[] = {
+    OPT_VALUE("COST", "n", RL_F_COST, cost, 1, RL_LEASE_MAX_LIMIT),
+    {"ID", RL_F_ID, RL_SLOT_STRING(id_arg), 1, RL_LEASE_ID_MAX, 0, "lease_id"},
+    OPT_WAIT,
+    OPT_DRYRUN};
+#define CONCURRENCY_PARAMS 2, {{"limit", 1, RL_LEASE_MAX_LIMIT, 0}, PERIOD_PARAM("lease_ms")}
+#define CONCURRENCY_OPTIONS concurrency_options
+#define CONCURRENCY_SINCE "1.3.0"
+#define CONCURRENCY_SINCE_RO "1.3.0"
+#define CONCURRENCY_DOCS                                                                                   \
+    "Takes a lease of COST units if the unexpired leases leave room under limit, and answers its id.",     \
+    "O(N) in the leases of the key"
+
 #define SYNTAX_ROW(id, command, type_name, tag, algorithm, storage) \
     [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), 0, id##_DOCS, id##_SINCE},
 const rl_syntax rl_syntaxes[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_ROW)};

@@ -1,7 +1,9 @@
-/* wait.c -- server-side waiting: WAIT timeout_ms (RL.TOKEN, RL.WINDOW, RL.ALL), with no polling.
+/* wait.c -- server-side waiting: WAIT timeout_ms (RL.TOKEN, RL.WINDOW, RL.ACQUIRE, RL.ALL), with no polling.
  *
  * A request that is denied, but would fit within timeout_ms if nothing else happened (its
- * retry_after_ms is at most the timeout), blocks its client as BLPOP does. The waiters on one key form a
+ * retry_after_ms is at most the timeout), blocks its client as BLPOP does. A concurrency limit's denial
+ * waits whatever its retry (the time its leases expire): a release can end it any moment, and RL.RELEASE
+ * serves the key's queue at once (rl_outcome's wait_retry_ms says so). The waiters on one key form a
  * queue in arrival order (an RL.ALL waiter stands in the queue of each of its keys), and the rule is strict
  * first-in first-out per key:
  *   - only a waiter at the head of every queue it stands in is decided; it is decided exactly as a fresh
@@ -413,7 +415,7 @@ static void track(RedisModuleCtx *ctx, waiter *w) {
 /* --- WAIT ----------------------------------------------------------------------------------------------- */
 
 static int fits_in(const rl_outcome *o, int64_t timeout_ms) {
-    return !o->error && !o->allowed && o->retry_after_ms >= 0 && o->retry_after_ms <= timeout_ms;
+    return !o->error && !o->allowed && o->wait_retry_ms >= 0 && o->wait_retry_ms <= timeout_ms;
 }
 
 static int enqueue(RedisModuleCtx *ctx, const rl_call *call, int64_t timeout_ms, int64_t retry_after_ms) {

@@ -1,0 +1,304 @@
+/* lease_type.c -- the Redis data type of a concurrency limiter's key ("rl-leases"), and its replicated state.
+ *
+ * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first, and the key's id
+ * counter: an array that grows by doubling and shrinks when it is three-quarters empty, so a key takes memory
+ * for the leases it holds, at most `limit` of them after any write (the expired ones at the front go with
+ * the next write). Its callbacks make RDB, DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD, DEBUG DIGEST-VALUE and
+ * MEMORY USAGE work; RDB load checks the leases (a crafted payload must not make the limiter misbehave).
+ *
+ * Effects, not commands, are replicated, as for every limiter: after a write the primary sends the key's
+ * whole state, RL.SETSTATE key <blob>, or DEL when no lease is left. The blob is the limiter's tag, the id
+ * counter (8 bytes), the lease count (4), each lease (end and acquired µs, 8 bytes each; units, 4; the id's
+ * length, 1; the id), then the key's absolute expiry in ms (8; 0 in an AOF rewrite, which Redis follows with
+ * its own PEXPIREAT), every number little-endian. A replica or an AOF replay then holds exactly the
+ * primary's leases, ending at the same absolute instants, whatever its own clock says: a replica promoted at
+ * a failover keeps every lease. Sending the whole state costs O(leases) per write; the limit's bound
+ * (RL_LEASE_MAX_LIMIT) keeps it under a MB, and a usual key (a few leases) sends a few hundred bytes. */
+#include <string.h>
+
+#include "clock.h"
+#include "rl_module.h"
+
+#define LEASE_ENCODING_VERSION 1
+/* A blob's fixed parts: tag, id counter, count, expiry; and each lease's, before its id. */
+#define BLOB_HEAD (1 + 8 + 4)
+#define BLOB_TAIL 8
+#define BLOB_LEASE 21
+
+/* --- values ------------------------------------------------------------------------------------------- */
+
+static rl_lease_value *value_new(void) { return RedisModule_Calloc(1, sizeof(rl_lease_value)); }
+
+static void value_free(void *value) {
+    rl_lease_value *val = value;
+    RedisModule_Free(val->v);
+    RedisModule_Free(val);
+}
+
+/* Room for n leases: doubled when full, halved when three-quarters empty. */
+static void value_fit(rl_lease_value *val, int n) {
+    int cap = val->cap;
+    if (n > cap) cap = cap ? 2 * cap : 1;
+    while (cap > 4 && n < cap / 4) cap /= 2;
+    if (cap < n) cap = n;
+    if (cap == val->cap) return;
+    val->v = RedisModule_Realloc(val->v, (size_t)cap * sizeof *val->v);
+    val->cap = cap;
+}
+
+static void drop(rl_lease_value *val, int at, int count) {
+    if (count == 0) return;
+    memmove(&val->v[at], &val->v[at + count], (size_t)(val->n - at - count) * sizeof *val->v);
+    val->n -= count;
+}
+
+static void insert(rl_lease_value *val, const rl_lease *lease) {
+    value_fit(val, val->n + 1);
+    int at = rl_lease_insert_at(val->v, val->n, lease->end_us);
+    memmove(&val->v[at + 1], &val->v[at], (size_t)(val->n - at) * sizeof *val->v);
+    val->v[at] = *lease;
+    val->n++;
+}
+
+rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us) {
+    rl_lease_value *val = value ? value : value_new();
+    drop(val, 0, plan->expired);
+    rl_lease lease = {.end_us = plan->end_us, .acquired_us = now_us, .units = (int32_t)plan->units,
+                      .id_len = plan->id_len};
+    if (plan->action == RL_LEASE_RENEW) {
+        int at = plan->found - plan->expired;
+        lease = val->v[at];
+        lease.end_us = plan->end_us;
+        drop(val, at, 1);
+    } else {
+        memcpy(lease.id, plan->id, plan->id_len);
+    }
+    if (plan->action != RL_LEASE_KEEP) insert(val, &lease);
+    val->seq = plan->seq;
+    value_fit(val, val->n);
+    return val;
+}
+
+void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us) {
+    int expired = rl_lease_expired(value->v, value->n, now_us); /* i is unexpired: expired <= i */
+    drop(value, i, 1);
+    drop(value, 0, expired);
+    value_fit(value, value->n);
+}
+
+/* --- the replicated state ------------------------------------------------------------------------------ */
+
+static void put_le(unsigned char *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* value's blob with expire_at_ms, in an allocation of *len bytes the caller frees. */
+static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, int64_t expire_at_ms, size_t *len) {
+    size_t size = BLOB_HEAD + BLOB_TAIL;
+    for (int i = 0; i < val->n; i++) size += BLOB_LEASE + val->v[i].id_len;
+    unsigned char *blob = RedisModule_Alloc(size), *p = blob;
+    *p++ = lim->tag;
+    put_le(p, val->seq, 8), p += 8;
+    put_le(p, (uint64_t)val->n, 4), p += 4;
+    for (int i = 0; i < val->n; i++) {
+        const rl_lease *l = &val->v[i];
+        put_le(p, (uint64_t)l->end_us, 8), p += 8;
+        put_le(p, (uint64_t)l->acquired_us, 8), p += 8;
+        put_le(p, (uint64_t)l->units, 4), p += 4;
+        *p++ = l->id_len;
+        memcpy(p, l->id, l->id_len), p += l->id_len;
+    }
+    put_le(p, (uint64_t)expire_at_ms, 8);
+    *len = size;
+    return blob;
+}
+
+/* The value a blob holds (NULL when it is not a valid one), and its expiry. */
+static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t *expire_at_ms) {
+    if (len < BLOB_HEAD + BLOB_TAIL) return NULL;
+    const unsigned char *end = p + len - BLOB_TAIL;
+    uint64_t seq = get_le(p + 1, 8), n = get_le(p + 9, 4);
+    if (n > RL_LEASE_MAX_LIMIT) return NULL;
+    p += BLOB_HEAD;
+    rl_lease_value *val = value_new();
+    value_fit(val, (int)n);
+    val->seq = seq;
+    for (uint64_t i = 0; i < n; i++) {
+        rl_lease *l = &val->v[i];
+        if (end - p < BLOB_LEASE || end - p < BLOB_LEASE + p[20]) break;
+        l->end_us = (int64_t)get_le(p, 8);
+        l->acquired_us = (int64_t)get_le(p + 8, 8);
+        l->units = (int32_t)get_le(p + 16, 4);
+        l->id_len = p[20];
+        memcpy(l->id, p + BLOB_LEASE, l->id_len > RL_LEASE_ID_MAX ? 0 : l->id_len);
+        p += BLOB_LEASE + l->id_len;
+        val->n++;
+    }
+    if ((uint64_t)val->n != n || p != end || !rl_lease_valid(val->v, val->n)) {
+        value_free(val);
+        return NULL;
+    }
+    *expire_at_ms = (int64_t)get_le(end, 8);
+    return val;
+}
+
+void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
+                    int64_t now_us) {
+    if (value->n == 0) {
+        RedisModule_DeleteKey(key);
+        if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
+        return;
+    }
+    /* Every lease left has not ended (a write drops the ended ones): the key lives until the last ends. */
+    int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, value->v[value->n - 1].end_us - now_us);
+    RedisModule_SetAbsExpire(key, expire_at_ms);
+    if (!rl_effects_on(ctx)) return;
+    const rl_limiter *lim = rl_cell_limiter_of(key);
+    size_t len;
+    unsigned char *blob = blob_of(lim, value, expire_at_ms, &len);
+    RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, len);
+    RedisModule_Free(blob);
+}
+
+const rl_limiter *rl_lease_limiter_tagged(unsigned char tag) {
+    for (int i = 0; i < RL_NLIMITERS; i++)
+        if (rl_limiters[i].steps == &rl_lease_steps && rl_limiters[i].tag == tag) return &rl_limiters[i];
+    return NULL;
+}
+
+int rl_lease_setstate(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv) {
+    size_t len;
+    const unsigned char *p = (const unsigned char *)RedisModule_StringPtrLen(argv[2], &len);
+    int64_t expire_at_ms;
+    rl_lease_value *val = value_of_blob(p, len, &expire_at_ms);
+    if (!val) return RedisModule_ReplyWithError(ctx, "ERR state: not a valid state of this kind");
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    const rl_limiter *current = rl_cell_limiter_of(key);
+    if (current != NULL && current != lim) {
+        RedisModule_CloseKey(key);
+        value_free(val);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    if (current) {
+        void *old = NULL;
+        RedisModule_ModuleTypeReplaceValue(key, lim->type, val, &old);
+        value_free(old);
+    } else {
+        RedisModule_ModuleTypeSetValue(key, lim->type, val);
+    }
+    if (expire_at_ms > 0) RedisModule_SetAbsExpire(key, expire_at_ms);
+    else RedisModule_SetExpire(key, REDISMODULE_NO_EXPIRE);
+    RedisModule_CloseKey(key);
+    RedisModule_SignalModifiedKey(ctx, argv[1]);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, "rl.setstate", argv[1]);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* --- the callbacks ------------------------------------------------------------------------------------- */
+
+static void *lease_rdb_load(RedisModuleIO *io, int encver) {
+    if (encver != LEASE_ENCODING_VERSION) return NULL;
+    uint64_t seq = RedisModule_LoadUnsigned(io), n = RedisModule_LoadUnsigned(io);
+    if (RedisModule_IsIOError(io) || n > RL_LEASE_MAX_LIMIT) return NULL;
+    rl_lease_value *val = value_new();
+    value_fit(val, (int)n);
+    val->seq = seq;
+    for (uint64_t i = 0; i < n && !RedisModule_IsIOError(io); i++) {
+        rl_lease *l = &val->v[i];
+        l->end_us = RedisModule_LoadSigned(io);
+        l->acquired_us = RedisModule_LoadSigned(io);
+        uint64_t units = RedisModule_LoadUnsigned(io);
+        size_t id_len = 0;
+        char *id = RedisModule_LoadStringBuffer(io, &id_len);
+        if (RedisModule_IsIOError(io)) break;
+        l->units = units > RL_LEASE_MAX_LIMIT ? 0 : (int32_t)units; /* 0: refused below */
+        l->id_len = id_len > RL_LEASE_ID_MAX ? 0 : (uint8_t)id_len;
+        memcpy(l->id, id, l->id_len);
+        RedisModule_Free(id);
+        val->n++;
+    }
+    if (RedisModule_IsIOError(io) || (uint64_t)val->n != n || !rl_lease_valid(val->v, val->n)) {
+        value_free(val);
+        return NULL;
+    }
+    return val;
+}
+
+static void lease_rdb_save(RedisModuleIO *io, void *value) {
+    const rl_lease_value *val = value;
+    RedisModule_SaveUnsigned(io, val->seq);
+    RedisModule_SaveUnsigned(io, (uint64_t)val->n);
+    for (int i = 0; i < val->n; i++) {
+        const rl_lease *l = &val->v[i];
+        RedisModule_SaveSigned(io, l->end_us);
+        RedisModule_SaveSigned(io, l->acquired_us);
+        RedisModule_SaveUnsigned(io, (uint64_t)l->units);
+        RedisModule_SaveStringBuffer(io, l->id, l->id_len);
+    }
+}
+
+static void lease_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, void *value) {
+    const rl_lease_value *val = value;
+    const rl_limiter *lim = NULL;
+    for (int i = 0; i < RL_NLIMITERS && !lim; i++)
+        if (rl_limiters[i].steps == &rl_lease_steps) lim = &rl_limiters[i];
+    size_t len;
+    unsigned char *blob = blob_of(lim, val, 0, &len); /* Redis writes the key's PEXPIREAT after it */
+    RedisModule_EmitAOF(aof, "RL.SETSTATE", "sb", keyname, (const char *)blob, len);
+    RedisModule_Free(blob);
+}
+
+static size_t lease_mem_usage(const void *value) {
+    const rl_lease_value *val = value;
+    return sizeof *val + (size_t)val->cap * sizeof *val->v;
+}
+
+static void lease_digest(RedisModuleDigest *md, void *value) {
+    const rl_lease_value *val = value;
+    RedisModule_DigestAddLongLong(md, (long long)val->seq);
+    for (int i = 0; i < val->n; i++) {
+        const rl_lease *l = &val->v[i];
+        RedisModule_DigestAddLongLong(md, l->end_us);
+        RedisModule_DigestAddLongLong(md, l->acquired_us);
+        RedisModule_DigestAddLongLong(md, l->units);
+        RedisModule_DigestAddStringBuffer(md, l->id, l->id_len);
+    }
+    RedisModule_DigestEndSequence(md);
+}
+
+static void *lease_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value) {
+    (void)fromkey, (void)tokey;
+    const rl_lease_value *val = value;
+    rl_lease_value *copy = value_new();
+    value_fit(copy, val->n);
+    copy->seq = val->seq;
+    copy->n = val->n;
+    if (val->n) memcpy(copy->v, val->v, (size_t)val->n * sizeof *val->v);
+    return copy;
+}
+
+static RedisModuleTypeMethods lease_methods = {.version = REDISMODULE_TYPE_METHOD_VERSION,
+                                               .rdb_load = lease_rdb_load,
+                                               .rdb_save = lease_rdb_save,
+                                               .aof_rewrite = lease_aof_rewrite,
+                                               .mem_usage = lease_mem_usage,
+                                               .digest = lease_digest,
+                                               .free = value_free,
+                                               .copy = lease_copy};
+
+int rl_lease_types_register(RedisModuleCtx *ctx) {
+    for (int i = 0; i < RL_NLIMITERS; i++) {
+        rl_limiter *lim = &rl_limiters[i];
+        if (lim->steps != &rl_lease_steps) continue;
+        lim->type = RedisModule_CreateDataType(ctx, lim->type_name, LEASE_ENCODING_VERSION, &lease_methods);
+        if (!lim->type) return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}

@@ -1,0 +1,152 @@
+/* leases.c -- RL.RELEASE, RL.RENEW and RL.LEASES: what a concurrency limit's client does with a lease that
+ * RL.ACQUIRE gave it (store_lease.c takes them).
+ *
+ *   RL.RELEASE key lease_id            ends the lease now: 1, or 0 when there is no such lease (released
+ *                                      already, expired, never made);
+ *   RL.RENEW key lease_id lease_ms     the lease now ends lease_ms from now (a heartbeat for long work): 1,
+ *                                      or 0 when it no longer exists (its slot may be someone else's);
+ *   RL.LEASES key                      the unexpired leases, oldest first: id, units, ms until it ends.
+ *
+ * A lease that has ended is gone for all three, whether or not a write has dropped it yet. A release or a
+ * renewal writes like any limiter write (the key's leases replicated whole, its expiry the last lease's end,
+ * the key signalled, the event rl.release or rl.renew), then serves the clients waiting on the key: a slot
+ * given back admits the head of the queue at once, not at a timer. An answer 0 writes nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "compat.h"
+#include "rl_module.h"
+
+static const rl_limiter *lease_limiter(void) {
+    for (int i = 0; i < RL_NLIMITERS; i++)
+        if (rl_limiters[i].steps == &rl_lease_steps) return &rl_limiters[i];
+    return NULL;
+}
+
+/* The key's leases (NULL when the key is empty), or -1 when it holds something else. */
+static int open_leases(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode, RedisModuleKey **key,
+                       rl_lease_value **value) {
+    *key = RedisModule_OpenKey(ctx, keyname, mode);
+    const rl_limiter *found = rl_cell_limiter_of(*key);
+    *value = NULL;
+    if (found == NULL) return 0;
+    if (found != lease_limiter()) {
+        RedisModule_CloseKey(*key);
+        return -1;
+    }
+    *value = RedisModule_ModuleTypeGetValue(*key);
+    return 0;
+}
+
+static const char *id_of(RedisModuleString *arg, size_t *len) {
+    const char *id = RedisModule_StringPtrLen(arg, len);
+    return *len >= 1 && *len <= RL_LEASE_ID_MAX ? id : NULL;
+}
+
+#define BAD_ID "ERR lease_id: must be 1 to 64 bytes"
+
+static int count(int stat, rl_tally_kind kind, int answer) {
+    rl_tally t = {kind, answer, 0, 0, 0};
+    rl_stats_count(&rl_stats[stat], &t);
+    return answer;
+}
+
+static int fail(RedisModuleCtx *ctx, int stat, const char *err) {
+    count(stat, RL_TALLY_ERROR, 0);
+    return err ? RedisModule_ReplyWithError(ctx, err) : RedisModule_WrongArity(ctx);
+}
+
+/* After a write of the key: stored (or deleted), signalled, its event fired, its waiters served; answers 1. */
+static int written(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
+                   int64_t now_us, int stat, const char *event) {
+    rl_lease_store(ctx, key, keyname, value, now_us);
+    RedisModule_CloseKey(key);
+    RedisModule_SignalModifiedKey(ctx, keyname);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, event, keyname);
+    rl_wait_serve_keys(ctx, &keyname, 1); /* a slot given back, or an end moved: the queue's head may fit */
+    return RedisModule_ReplyWithLongLong(ctx, count(stat, RL_TALLY_DECIDED, 1));
+}
+
+static int missing(RedisModuleCtx *ctx, RedisModuleKey *key, int stat) {
+    RedisModule_CloseKey(key);
+    return RedisModule_ReplyWithLongLong(ctx, count(stat, RL_TALLY_DECIDED, 0));
+}
+
+int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return fail(ctx, RL_STAT_RELEASE, NULL);
+    size_t id_len;
+    const char *id = id_of(argv[2], &id_len);
+    if (!id) return fail(ctx, RL_STAT_RELEASE, BAD_ID);
+    RedisModuleKey *key;
+    rl_lease_value *value;
+    if (open_leases(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &value) != 0)
+        return fail(ctx, RL_STAT_RELEASE, REDISMODULE_ERRORMSG_WRONGTYPE);
+    int64_t now_us = rl_clock_now_us();
+    int i = value ? rl_lease_find(value->v, value->n, now_us, id, id_len) : -1;
+    if (i < 0) return missing(ctx, key, RL_STAT_RELEASE);
+    rl_lease_remove(value, i, now_us);
+    return written(ctx, key, argv[1], value, now_us, RL_STAT_RELEASE, "rl.release");
+}
+
+int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 4) return fail(ctx, RL_STAT_RENEW, NULL);
+    size_t id_len, ms_len;
+    const char *id = id_of(argv[2], &id_len), *ms = RedisModule_StringPtrLen(argv[3], &ms_len);
+    if (!id) return fail(ctx, RL_STAT_RENEW, BAD_ID);
+    int64_t lease_ms;
+    if (rl_parse_int64(ms, ms_len, &lease_ms) != 0 || lease_ms < 1 || lease_ms > RL_MAX_PERIOD_MS) {
+        char err[RL_ERR_LEN];
+        rl_range_error(err, "lease_ms", 1, RL_MAX_PERIOD_MS);
+        return fail(ctx, RL_STAT_RENEW, err);
+    }
+    RedisModuleKey *key;
+    rl_lease_value *value;
+    if (open_leases(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &value) != 0)
+        return fail(ctx, RL_STAT_RENEW, REDISMODULE_ERRORMSG_WRONGTYPE);
+    int64_t now_us = rl_clock_now_us();
+    int i = value ? rl_lease_find(value->v, value->n, now_us, id, id_len) : -1;
+    if (i < 0) return missing(ctx, key, RL_STAT_RENEW);
+    rl_lease_plan plan = {.action = RL_LEASE_RENEW,
+                          .expired = rl_lease_expired(value->v, value->n, now_us),
+                          .found = i,
+                          .end_us = now_us + lease_ms * 1000,
+                          .seq = value->seq};
+    rl_lease_apply(value, &plan, now_us);
+    return written(ctx, key, argv[1], value, now_us, RL_STAT_RENEW, "rl.renew");
+}
+
+/* RL.LEASES lists by age: the leases' positions sorted by when each was acquired (ties by end). */
+static const rl_lease *sorting;
+static int by_age(const void *a, const void *b) {
+    const rl_lease *x = &sorting[*(const int *)a], *y = &sorting[*(const int *)b];
+    if (x->acquired_us != y->acquired_us) return x->acquired_us < y->acquired_us ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rl_lease_value *value;
+    if (open_leases(ctx, argv[1], rl_compat_read_mode(), &key, &value) != 0)
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    int64_t now_us = rl_clock_now_us();
+    int first = value ? rl_lease_expired(value->v, value->n, now_us) : 0, n = value ? value->n - first : 0;
+    int *order = n ? RedisModule_Alloc((size_t)n * sizeof *order) : NULL;
+    for (int i = 0; i < n; i++) order[i] = first + i;
+    if (n > 1) {
+        sorting = value->v;
+        qsort(order, (size_t)n, sizeof *order, by_age);
+    }
+    RedisModule_ReplyWithArray(ctx, n);
+    for (int i = 0; i < n; i++) {
+        const rl_lease *l = &value->v[order[i]];
+        RedisModule_ReplyWithArray(ctx, 3);
+        RedisModule_ReplyWithStringBuffer(ctx, l->id, l->id_len);
+        RedisModule_ReplyWithLongLong(ctx, l->units);
+        RedisModule_ReplyWithLongLong(ctx, rl_us_to_ms_ceil(l->end_us - now_us));
+    }
+    if (order) RedisModule_Free(order);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}

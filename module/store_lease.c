@@ -1,0 +1,43 @@
+/* store_lease.c -- the steps of RL.ACQUIRE (rl_lease_steps): a concurrency limit, whose state is the key's
+ * leases, the value of a key of its own data type (lease_type.c).
+ *
+ * prepare opens the key, checks that it holds leases (WRONGTYPE otherwise), and lets the decision
+ * (algorithms/concurrency.c) read the leases in place: it answers the reply and a plan (add a lease, renew
+ * the one the request names, or nothing). Only an admission writes: a denial, however many come, reads the
+ * key and leaves it as it is (expired leases stay until the next write, counting for nothing). commit
+ * applies the plan (dropping the expired leases at the front), sets the key's expiry to the last lease's
+ * end, and replicates the key's leases whole (lease_type.c). */
+#include "compat.h"
+#include "rl_module.h"
+
+static const char *lease_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
+    (void)err; /* every argument was checked by the parser */
+    int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
+    p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
+    const rl_limiter *found = rl_cell_limiter_of(p->key);
+    if (found != NULL && found != p->lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
+    rl_lease_value *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
+    size_t id_len = 0;
+    const char *id = p->id ? RedisModule_StringPtrLen(p->id, &id_len) : NULL;
+    p->u.lease.stored = stored;
+    rl_lease_decide(p->req, stored ? stored->v : NULL, stored ? stored->n : 0, stored ? stored->seq : 0, id, id_len,
+                    &p->u.lease.plan, &p->reply);
+    p->changes = p->u.lease.plan.action != RL_LEASE_KEEP;
+    p->creates = p->changes && !stored;
+    return NULL;
+}
+
+static void lease_commit(RedisModuleCtx *ctx, rl_pending *p) {
+    rl_lease_value *stored = p->u.lease.stored;
+    rl_lease_value *value = rl_lease_apply(stored, &p->u.lease.plan, p->req->now_us);
+    if (!stored) RedisModule_ModuleTypeSetValue(p->key, p->lim->type, value);
+    rl_lease_store(ctx, p->key, p->keyname, value, p->req->now_us);
+}
+
+static void lease_release(RedisModuleCtx *ctx, rl_pending *p) {
+    (void)ctx;
+    if (p->key) RedisModule_CloseKey(p->key);
+}
+
+/* Not `fast`: a write stores and replicates the key's leases whole, O(leases). */
+const rl_steps rl_lease_steps = {"write deny-oom", "readonly", lease_prepare, lease_commit, lease_release};
