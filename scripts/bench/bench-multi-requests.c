@@ -1,8 +1,12 @@
 /* bench-multi-requests.c -- bench-multi's workload: what one request is and which key it goes to (see
  * bench-multi.c for the command line). A "cmd" workload is one or more template commands whose
  * "__rand_int__" becomes the request's key number and "__now_us__" the wall clock; "classdojo" is
- * ClassDojo's rolling-rate-limiter transaction, its member a random UUID as the library makes it. Key
- * numbers and UUIDs come from one seeded xorshift64* stream, so a seed gives the same keys every run. */
+ * ClassDojo's rolling-rate-limiter transaction, its member a random UUID as the library makes it; "lease"
+ * is a concurrency limit's client, taking a lease with RL.ACQUIRE (its id made by the module) and giving it
+ * back with RL.RELEASE, so that acquires and releases alternate as in a pool of workers (a request is the
+ * pair: one pipeline of acquires, then one of the releases of the leases they got). Key numbers and UUIDs
+ * come from one seeded xorshift64* stream, so a seed gives the same keys every run. */
+#include <stdlib.h>
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,6 +45,15 @@ void parse_workload(int argc, char **argv) {
         if (argc != 4) usage();
         wl.kind = WL_CLASSDOJO;
         wl.ncmds = 6;
+        wl.prefix = argv[1];
+        wl.limit = num_arg(argv[2], 1);
+        wl.window_ms = num_arg(argv[3], 1);
+        return;
+    }
+    if (strcmp(argv[0], "lease") == 0) {
+        if (argc != 4) usage();
+        wl.kind = WL_LEASE;
+        wl.ncmds = 1; /* one reply per pipeline entry; a request spans two pipelines */
         wl.prefix = argv[1];
         wl.limit = num_arg(argv[2], 1);
         wl.window_ms = num_arg(argv[3], 1);
@@ -143,8 +156,65 @@ static void next_keynum(char out[KEY_DIGITS + 1]) {
     snprintf(out, KEY_DIGITS + 1, "%0*llu", KEY_DIGITS, k % 1000000000000ull);
 }
 
+/* The lease workload: a pipeline of RL.ACQUIRE on random keys (the module makes each lease's id), then a
+ * pipeline of RL.RELEASE of the leases they got (bench-multi-replies.c keeps the ids). */
+static int start_acquires(conn *cn, int n) {
+    lease_batch *b = cn->lease;
+    char lim[24], ms[24];
+    snprintf(lim, sizeof lim, "%lld", wl.limit);
+    snprintf(ms, sizeof ms, "%lld", wl.window_ms);
+    for (int i = 0; i < n; i++) {
+        char key[256];
+        next_keynum(b->key[i]);
+        snprintf(key, sizeof key, "%s%s", wl.prefix, b->key[i]);
+        b->id[i][0] = '\0';
+        const char *argv[] = {"RL.ACQUIRE", key, lim, ms};
+        if (redisAppendCommandArgv(cn->ctx, 4, argv, NULL) != REDIS_OK) die("out of memory");
+    }
+    b->n = n;
+    b->releasing = 0;
+    return n;
+}
+
+/* The releases of the last acquires' leases; 0 when none was admitted. */
+static int start_releases(conn *cn) {
+    lease_batch *b = cn->lease;
+    int n = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (!b->id[i][0]) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s%s", wl.prefix, b->key[i]);
+        const char *argv[] = {"RL.RELEASE", key, b->id[i]};
+        if (redisAppendCommandArgv(cn->ctx, 3, argv, NULL) != REDIS_OK) die("out of memory");
+        n++;
+    }
+    b->releasing = 1;
+    return n;
+}
+
+/* The lease workload's next pipeline: the releases owed, else new acquires. A request's latency runs from
+ * its acquires' pipeline to its release's reply. */
+static int start_lease_pipeline(conn *cn) {
+    if (!cn->lease && !(cn->lease = calloc(1, sizeof *cn->lease))) die("out of memory");
+    int n = cn->lease->releasing ? 0 : start_releases(cn);
+    if (n == 0) {
+        long long left = opt.requests - issued;
+        if (left <= 0) return 0;
+        n = start_acquires(cn, left < opt.pipeline ? (int)left : opt.pipeline);
+        issued += n;
+        cn->start_ns = now_ns();
+    }
+    cn->nreq = n;
+    cn->next_req = 0;
+    cn->replies_left = 1;
+    cn->failed_req = 0;
+    cn->want_write = 1;
+    return 1;
+}
+
 /* Write the next pipeline of up to opt.pipeline requests into cn's buffer; 0 if none is left. */
 int start_pipeline(conn *cn) {
+    if (wl.kind == WL_LEASE) return start_lease_pipeline(cn);
     long long left = opt.requests - issued;
     if (left <= 0) return 0;
     int n = left < opt.pipeline ? (int)left : opt.pipeline;

@@ -5,7 +5,8 @@
 # per limiter and mode, and RL.ALL's), so a new limiter gets its rows with no edit here. Written here are
 # the rows that are not the module's commands, or not with the table's values: the calibration rows
 # (INCR, the floor module's FLOOR.CALL, one ZADD of a log entry), the baselines (the Lua scripts of
-# scripts/bench/baselines/, ClassDojo's MULTI) and CL.THROTTLE (redis-cell's arguments).
+# scripts/bench/baselines/, ClassDojo's MULTI), CL.THROTTLE (redis-cell's arguments), and RL.ACQUIRE and
+# RL.RELEASE (a lease taken and given back: one workload, each row the in-server time of one command).
 #
 #   scripts/bench/rows.sh --port PORT DIR     DIR/figures.tsv, and in DIR/commands/ the COMMAND DOCS and
 #                                             COMMAND INFO the rows were made from
@@ -50,6 +51,10 @@ SHA_GCRA=$(load_script gcra)
 SHA_FIXED=$(load_script fixed_window)
 SHA_SLIDING=$(load_script sliding_window)
 R=__rand_int__
+# The concurrency limit: 10 slots, leases of a minute, each taken and given back (bench-multi's lease
+# workload); on random keys, every acquire finds its key empty (and makes it), every release empties it.
+LEASE_LIMIT=10
+LEASE_MS=60000
 Q="$LIMIT $LIMIT $PERIOD" # capacity, refill (leak) tokens, refill (leak) ms
 
 # id|label|tool|stats|group|role|arguments, each list in the order the report shows it: a tool's
@@ -74,6 +79,8 @@ calibration_bm=(
 )
 others_bm=(
     "classdojo|ClassDojo MULTI/EXEC|bm|exec,multi|SLIDINGLOG|base|classdojo b:dojo: $LIMIT $PERIOD"
+    "acquire|RL.ACQUIRE $LEASE_LIMIT $LEASE_MS (then RL.RELEASE)|bm|rl.acquire|ACQUIRE|rl|lease b:lacq: $LEASE_LIMIT $LEASE_MS"
+    "release|RL.RELEASE (after RL.ACQUIRE $LEASE_LIMIT $LEASE_MS)|bm|rl.release|RELEASE|rl|lease b:lrel: $LEASE_LIMIT $LEASE_MS"
 )
 
 # The generated rows, each with the tool of its group's baseline (rb when it has none).
