@@ -60,32 +60,37 @@ static void complete_request(conn *cn) {
     cn->failed_req = 0;
 }
 
-/* The lease workload (bench-multi-requests.c): an acquire's reply keeps its lease id for the release (a
- * denial or an error ends the request there); a release must answer 1 (its lease of lease_ms still held),
- * and ends the request. */
+/* The lease workload (bench-multi-requests.c): an acquire's reply keeps its lease id for the release, or
+ * leaves the request to acquire again (denied: the pool was full); a release must answer 1 (its lease of
+ * lease_ms still held) and ends the request, as does an error. */
 static void on_lease_reply(conn *cn, const redisReply *r) {
     lease_batch *b = cn->lease;
-    int i = cn->next_req++, done = 1;
+    int i = b->sent[cn->next_req++];
     if (has_error(r)) {
         inspect_reply(cn, r, 0);
-    } else if (!b->releasing) {
+        b->step[i] = LEASE_DONE;
+    } else if (b->step[i] == LEASE_TO_ACQUIRE) {
         const redisReply *id = r->type == REDIS_REPLY_ARRAY && r->elements == 7 ? r->element[6] : NULL;
         if (!id || r->element[0]->type != REDIS_REPLY_INTEGER || (id->type != REDIS_REPLY_STRING && id->type != REDIS_REPLY_NIL) ||
             (id->type == REDIS_REPLY_STRING && (id->len < 1 || id->len > LEASE_ID_MAX))) {
             cn->failed_req = 1;
+            b->step[i] = LEASE_DONE;
         } else {
             note_decision(r->element[0]->integer == 1);
             if (id->type == REDIS_REPLY_STRING) {
                 memcpy(b->id[i], id->str, id->len);
                 b->id[i][id->len] = '\0';
-                done = 0; /* its release ends it */
+                b->step[i] = LEASE_TO_RELEASE;
             }
         }
-    } else if (r->type != REDIS_REPLY_INTEGER || r->integer != 1) {
-        if (errors_n < 5) fprintf(stderr, "bench-multi: RL.RELEASE of a held lease did not answer 1\n");
-        cn->failed_req = 1;
+    } else {
+        if (r->type != REDIS_REPLY_INTEGER || r->integer != 1) {
+            if (errors_n < 5) fprintf(stderr, "bench-multi: RL.RELEASE of a held lease did not answer 1\n");
+            cn->failed_req = 1;
+        }
+        b->step[i] = LEASE_DONE;
     }
-    if (done) complete_request(cn);
+    if (b->step[i] == LEASE_DONE) complete_request(cn);
 }
 
 /* One reply of cn's pipeline, read; the request is complete with its last. */

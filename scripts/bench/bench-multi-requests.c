@@ -3,8 +3,8 @@
  * "__rand_int__" becomes the request's key number and "__now_us__" the wall clock; "classdojo" is
  * ClassDojo's rolling-rate-limiter transaction, its member a random UUID as the library makes it; "lease"
  * is a concurrency limit's client, taking a lease with RL.ACQUIRE (its id made by the module) and giving it
- * back with RL.RELEASE, so that acquires and releases alternate as in a pool of workers (a request is the
- * pair: one pipeline of acquires, then one of the releases of the leases they got). Key numbers and UUIDs
+ * back with RL.RELEASE, so that acquires and releases alternate as in a pool of workers (a request is an
+ * acquire, tried again while the pool is full, then the release of its lease). Key numbers and UUIDs
  * come from one seeded xorshift64* stream, so a seed gives the same keys every run. */
 #include <stdlib.h>
 #define _POSIX_C_SOURCE 200809L
@@ -156,53 +156,49 @@ static void next_keynum(char out[KEY_DIGITS + 1]) {
     snprintf(out, KEY_DIGITS + 1, "%0*llu", KEY_DIGITS, k % 1000000000000ull);
 }
 
-/* The lease workload: a pipeline of RL.ACQUIRE on random keys (the module makes each lease's id), then a
- * pipeline of RL.RELEASE of the leases they got (bench-multi-replies.c keeps the ids). */
-static int start_acquires(conn *cn, int n) {
+/* The lease workload: each connection takes a batch of requests on random keys and sends, pipeline after
+ * pipeline, each request's next command: RL.ACQUIRE (the module makes the lease's id), again while it is
+ * denied, then RL.RELEASE of that lease (bench-multi-replies.c moves the requests on). */
+static void new_lease_batch(conn *cn, int n) {
+    lease_batch *b = cn->lease;
+    for (int i = 0; i < n; i++) {
+        next_keynum(b->key[i]);
+        b->step[i] = LEASE_TO_ACQUIRE;
+    }
+    b->n = n;
+    cn->start_ns = now_ns(); /* a request's latency: from its batch's first pipeline to its release's reply */
+}
+
+static int send_lease_steps(conn *cn) {
     lease_batch *b = cn->lease;
     char lim[24], ms[24];
     snprintf(lim, sizeof lim, "%lld", wl.limit);
     snprintf(ms, sizeof ms, "%lld", wl.window_ms);
-    for (int i = 0; i < n; i++) {
-        char key[256];
-        next_keynum(b->key[i]);
-        snprintf(key, sizeof key, "%s%s", wl.prefix, b->key[i]);
-        b->id[i][0] = '\0';
-        const char *argv[] = {"RL.ACQUIRE", key, lim, ms};
-        if (redisAppendCommandArgv(cn->ctx, 4, argv, NULL) != REDIS_OK) die("out of memory");
-    }
-    b->n = n;
-    b->releasing = 0;
-    return n;
-}
-
-/* The releases of the last acquires' leases; 0 when none was admitted. */
-static int start_releases(conn *cn) {
-    lease_batch *b = cn->lease;
-    int n = 0;
+    int sent = 0;
     for (int i = 0; i < b->n; i++) {
-        if (!b->id[i][0]) continue;
+        if (b->step[i] == LEASE_DONE) continue;
         char key[256];
         snprintf(key, sizeof key, "%s%s", wl.prefix, b->key[i]);
-        const char *argv[] = {"RL.RELEASE", key, b->id[i]};
-        if (redisAppendCommandArgv(cn->ctx, 3, argv, NULL) != REDIS_OK) die("out of memory");
-        n++;
+        const char *acquire[] = {"RL.ACQUIRE", key, lim, ms}, *release[] = {"RL.RELEASE", key, b->id[i]};
+        int ok = b->step[i] == LEASE_TO_ACQUIRE ? redisAppendCommandArgv(cn->ctx, 4, acquire, NULL)
+                                                : redisAppendCommandArgv(cn->ctx, 3, release, NULL);
+        if (ok != REDIS_OK) die("out of memory");
+        b->sent[sent++] = i;
     }
-    b->releasing = 1;
-    return n;
+    return sent;
 }
 
-/* The lease workload's next pipeline: the releases owed, else new acquires. A request's latency runs from
- * its acquires' pipeline to its release's reply. */
+/* The lease workload's next pipeline: the batch's next steps, or a new batch when it is all done. */
 static int start_lease_pipeline(conn *cn) {
     if (!cn->lease && !(cn->lease = calloc(1, sizeof *cn->lease))) die("out of memory");
-    int n = cn->lease->releasing ? 0 : start_releases(cn);
+    int n = send_lease_steps(cn);
     if (n == 0) {
         long long left = opt.requests - issued;
         if (left <= 0) return 0;
-        n = start_acquires(cn, left < opt.pipeline ? (int)left : opt.pipeline);
-        issued += n;
-        cn->start_ns = now_ns();
+        int batch = left < opt.pipeline ? (int)left : opt.pipeline;
+        issued += batch;
+        new_lease_batch(cn, batch);
+        n = send_lease_steps(cn);
     }
     cn->nreq = n;
     cn->next_req = 0;

@@ -7,11 +7,11 @@
  *                                                 "__now_us__" the wall clock in Unix µs;
  *                                                 ";" separates commands sent together as one request
  *   bench-multi [options] lease PREFIX LIMIT LEASE_MS
- *                                                 a concurrency limit's client: each connection sends a
- *                                                 pipeline of RL.ACQUIRE PREFIX<key> LIMIT LEASE_MS, then
- *                                                 one of RL.RELEASE of the leases they got (ids made by
- *                                                 the module), and so on; a request is one acquire and
- *                                                 its release, each release must answer 1
+ *                                                 a concurrency limit's client: a request is RL.ACQUIRE
+ *                                                 PREFIX<key> LIMIT LEASE_MS (again while denied), then
+ *                                                 RL.RELEASE of its lease (the id the module made), which
+ *                                                 must answer 1; each pipeline carries each request's
+ *                                                 next step
  *   bench-multi [options] classdojo PREFIX LIMIT WINDOW_MS
  *                                                 ClassDojo's rolling-rate-limiter: MULTI, ZREMRANGEBYSCORE
  *                                                 key 0 now-W, ZADD key now <uuid>, ZRANGE key 0 -1

@@ -25,13 +25,16 @@ typedef enum { WL_TEMPLATE, WL_CLASSDOJO, WL_LEASE } workload_kind;
 
 #define LEASE_ID_MAX 64
 
-/* The lease workload's state on one connection: the leases its last pipeline of acquires got, which its
- * next pipeline releases. */
+/* The lease workload's state on one connection: a batch of requests, each a key and where it stands (to
+ * acquire, acquired with this id: to release, or done), and which request each entry of the pipeline in
+ * flight is for. */
+typedef enum { LEASE_TO_ACQUIRE, LEASE_TO_RELEASE, LEASE_DONE } lease_step;
 typedef struct lease_batch {
-    int releasing; /* the pipeline in flight is the releases (else the acquires) */
-    int n;         /* acquires in the last pipeline of acquires */
+    int n; /* requests in the batch */
+    lease_step step[MAX_PIPELINE];
     char key[MAX_PIPELINE][KEY_DIGITS + 1];
-    char id[MAX_PIPELINE][LEASE_ID_MAX + 1]; /* "" when the acquire was denied */
+    char id[MAX_PIPELINE][LEASE_ID_MAX + 1];
+    int sent[MAX_PIPELINE]; /* the request of each command of the pipeline in flight */
 } lease_batch;
 
 /* A template command: its arguments, "__rand_int__" and "__now_us__" still in them. */
