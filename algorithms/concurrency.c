@@ -7,7 +7,8 @@
  *   retry     = denied, cost <= limit: the end of the first lease (from k on) at which the units freed
  *             reach held + cost - limit. That many units do end by then, and no fewer: an earlier instant
  *             frees less. It assumes nothing is released, which can only make the wait shorter;
- *   reset     = the last end after the call (the key's expiry), or 0 when no lease is left.
+ *   reset     = the last end after the call (the key's expiry), or 0 when no lease is left;
+ *   ids       = "<now_us>-<n>", n counting the ids made since the key last held no unexpired lease.
  * Units are at most RL_LEASE_MAX_LIMIT per lease and a key holds at most RL_LEASE_MAX_LIMIT leases that
  * count (the module stores no more), so every sum fits in 64 bits by far; times are µs below RL_MAX_TIME_US
  * plus RL_MAX_PERIOD_MS ms. */
@@ -61,6 +62,9 @@ void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, uint6
     for (int i = k; i < n; i++) held += leases[i].units;
     int64_t last_end = n > k ? leases[n - 1].end_us : now; /* the last lease's end, now when none counts */
 
+    /* A key whose leases have all ended is a new key (idle is the same as new): its id count starts over, as
+     * it does when the key expires or its last lease is released, whichever comes first. */
+    if (k == n) seq = 0;
     *plan = (rl_lease_plan){.action = RL_LEASE_KEEP, .expired = k, .found = -1, .seq = seq};
     *reply = (rl_reply){.limit = limit, .retry_after_ms = -1};
     int found = id && cost > 0 ? rl_lease_find(leases, n, now, id, id_len) : -1;

@@ -59,7 +59,7 @@ typedef struct rl_lease_plan {
 } rl_lease_plan;
 
 /* Decide req over leases[0..n) (sorted by end_us, soonest first) and seq (the key's id counter: how many
- * ids it generated), with id[0..id_len) when the request names its lease (RL_F_ID), else id NULL. Fills
+ * ids it generated since it last held no unexpired lease; a key whose leases have all ended counts from 0), with id[0..id_len) when the request names its lease (RL_F_ID), else id NULL. Fills
  * *plan and *reply: allowed, limit, remaining (units free after the call), retry_after_ms (denied: when
  * enough leases will have expired for this request to fit, if none is released; -1 when admitted or when
  * the cost is above the limit), reset_after_ms and reset_after_us (until the last lease ends, after the
@@ -77,7 +77,8 @@ int rl_lease_expired(const rl_lease *leases, int n, int64_t now_us);
  * it (so leases of one end stay in the order they were written). */
 int rl_lease_insert_at(const rl_lease *leases, int n, int64_t end_us);
 
-/* The generated id of the seq-th lease made on a key at now_us ("<now_us>-<seq>"), in out; its length. */
+/* The generated id of the seq-th lease made on a key at now_us ("<now_us>-<seq>"), in out; its length. Unique
+ * on the key: the count starts over only once every lease has ended, so at a later time than any id made. */
 size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t seq);
 
 /* 1 when leases[0..n) with seq could have been written by the module (an RDB, a RESTORE payload or an

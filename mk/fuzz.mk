@@ -16,7 +16,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
 # Every target links every algorithm, the (Redis-free) parser and the syntax tables, as the unit tests do.
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/require.h $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/require.h tests/lease_store.h $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(UNIT_DEPS)
 

@@ -124,7 +124,7 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
     if (len < BLOB_HEAD + BLOB_TAIL) return NULL;
     const unsigned char *end = p + len - BLOB_TAIL;
     uint64_t seq = get_le(p + 1, 8), n = get_le(p + 9, 4);
-    if (n > RL_LEASE_MAX_LIMIT) return NULL;
+    if (n < 1 || n > RL_LEASE_MAX_LIMIT) return NULL; /* a key without leases is no key: DEL is its effect */
     p += BLOB_HEAD;
     rl_lease_value *val = value_new();
     value_fit(val, (int)n);

@@ -10,7 +10,8 @@
  *   primary and the replicas' copies are exactly what the slot map says.
  * - Failover, three ways: CLUSTER FAILOVER on a replica; kill -9 of a primary then CLUSTER FAILOVER FORCE
  *   on its replica; kill -9 and the cluster's automatic failover. Each time limiters (RL.TOKEN, RL.LEAKY
- *   NODELAY, RL.WINDOW FIXED, RL.SLIDINGLOG, with negligible refill / long windows) are half used, the
+ *   NODELAY, RL.WINDOW FIXED, RL.SLIDINGLOG, with negligible refill / long windows, and RL.ACQUIRE's leases
+ *   of 11 days, never released: a promoted replica must hold every one) are half used, the
  *   writes are acknowledged with WAIT 1, the failover happens while a client keeps asking, and the
  *   grants over the whole run must be exactly the limit: never more (no acknowledged grant lost), never
  *   fewer. Then the old primary (restarted when killed) is a replica holding byte-for-byte the new
@@ -587,7 +588,8 @@ static void test_moved(void) {
                                      "RL.LEAKY %s 10 1 1000",          "RL.LEAKY %s 10 1 1000 NODELAY",
                                      "RL.WINDOW %s 10 60000 FIXED",    "RL.WINDOW %s 10 60000 SLIDING DRYRUN",
                                      "RL.SLIDINGLOG %s 10 60000",      "RL.SLIDINGLOG %s 10 60000 MINGAP 5 COST 0",
-                                     "RL.SETSTATE %s TOKEN 0 0"};
+                                     "RL.ACQUIRE %s 10 60000 ID a",    "RL.RELEASE %s a",
+                                     "RL.RENEW %s a 1000",             "RL.SETSTATE %s TOKEN 0 0"};
     int owner[NSLOTS];
     true_owners(0, owner);
     const char *tags[] = {"{user42}", "{moved-a}", "{moved-b}", "{moved-c}"};
@@ -719,6 +721,7 @@ static const limiter limiters[] = {
     {"RL.LEAKY NODELAY", "RL.LEAKY {%s}:%s:lb 80 1 1000000000 NODELAY", 80},
     {"RL.WINDOW FIXED", "RL.WINDOW {%s}:%s:fw 60 1000000000000 FIXED", 60}, /* a 31-year window */
     {"RL.SLIDINGLOG", "RL.SLIDINGLOG {%s}:%s:sl 50 3600000", 50},
+    {"RL.ACQUIRE", "RL.ACQUIRE {%s}:%s:cc 40 1000000000", 40}, /* leases of 11.6 days, never released */
 };
 #define NLIM ((int)(sizeof limiters / sizeof limiters[0]))
 

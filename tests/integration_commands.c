@@ -431,11 +431,11 @@ static int has_flag(const redisReply *arg, const char *flag) {
 
 static long long type_mismatches;
 
-/* The type a named value must have: a key, RL.SMOOTH's decimals, or an integer. */
+/* The type a named value must have: a key, RL.SMOOTH's decimals, a string, or an integer. */
 static const char *value_type(const char *name) {
     if (strcmp(name, "key") == 0) return "key";
     if (strcmp(name, "permits_per_second") == 0 || strcmp(name, "f") == 0) return "double";
-    if (strcmp(name, "spec") == 0) return "string"; /* RL.ALL's clauses */
+    if (strcmp(name, "spec") == 0 || strcmp(name, "lease_id") == 0) return "string"; /* RL.ALL's clauses, ids */
     return "integer";
 }
 
@@ -528,8 +528,10 @@ static void test_command_docs(void) {
         {"RL.TOKEN", "1.0.0"},      {"RL.TOKEN_RO", "1.1.0"},      {"RL.LEAKY", "1.0.0"},
         {"RL.LEAKY_RO", "1.1.0"},   {"RL.WINDOW", "1.0.0"},        {"RL.WINDOW_RO", "1.1.0"},
         {"RL.SLIDINGLOG", "1.0.0"}, {"RL.SLIDINGLOG_RO", "1.1.0"}, {"RL.SMOOTH", "1.2.0"},
-        {"RL.SMOOTH_RO", "1.2.0"},  {"RL.ALL", "1.1.0"},           {"RL.ALL_RO", "1.2.0"},
-        {"RL.RESET", "1.1.0"},      {"CL.THROTTLE", "1.1.0"},
+        {"RL.SMOOTH_RO", "1.2.0"},  {"RL.ACQUIRE", "1.3.0"},       {"RL.ACQUIRE_RO", "1.3.0"},
+        {"RL.RELEASE", "1.3.0"},    {"RL.RENEW", "1.3.0"},         {"RL.LEASES", "1.3.0"},
+        {"RL.ALL", "1.1.0"},        {"RL.ALL_RO", "1.2.0"},        {"RL.RESET", "1.1.0"},
+        {"CL.THROTTLE", "1.1.0"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char want[1024], lower[32];
@@ -555,12 +557,13 @@ static void test_command_docs(void) {
         freeReplyObject(x);
     }
     /* RL.ALL's clauses, as its `spec:` lines: each kind's read-only form, without the key and ATMOST. */
-    static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "SMOOTH"};
+    static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "SMOOTH", "CONCURRENCY"};
+    static const char *const commands[] = {"token", "leaky", "window", "slidinglog", "smooth", "acquire"};
     char want[8][512];
-    CHECK_EQ(reference_specs(want, 8), 5);
-    for (int k = 0; k < 5; k++) {
+    CHECK_EQ(reference_specs(want, 8), 6);
+    for (int k = 0; k < 6; k++) {
         char ro[32];
-        snprintf(ro, sizeof ro, "rl.%s_ro", kinds[k]);
+        snprintf(ro, sizeof ro, "rl.%s_ro", commands[k]);
         lowercase(ro, ro, sizeof ro);
         redisReply *x;
         text args = {.n = 0}, got = {.n = 0};
@@ -579,7 +582,7 @@ static void test_command_docs(void) {
     const redisReply *args = map_get(docs_of("rl.all", &x), "arguments");
     const redisReply *spec = args && args->type == REDIS_REPLY_ARRAY ? args->element[args->elements - 1] : NULL;
     const char *summary = str_of(map_get(spec, "summary"));
-    CHECK(summary && strstr(summary, "TOKEN, LEAKY, WINDOW, SLIDINGLOG or SMOOTH") != NULL);
+    CHECK(summary && strstr(summary, "TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY") != NULL);
     freeReplyObject(x);
     CHECK_EQ(type_mismatches, 0);
 }
@@ -724,7 +727,8 @@ static void test_reference_lists(void) {
     int documented = 0;
     for (const char *p = listed; (p = strstr(p, " ratelimit_")) != NULL; p++) documented++;
     if (!CHECK(fields == documented)) fprintf(stderr, "     INFO: %d fields, docs/commands.md:%s\n", fields, listed);
-    CHECK(fields == 2 + 13 * 6 + 3); /* the module's, 13 commands of six counters, RL.RESET's */
+    CHECK(fields == 2 + 15 * 6 + 3 + 2 * 4); /* the module's, 15 commands of six counters, RL.RESET's, and
+                                                RL.RELEASE's and RL.RENEW's four */
 
     const char *at = strstr(reference, "module data type per algorithm");
     char types[8][32];
@@ -733,7 +737,8 @@ static void test_reference_lists(void) {
     static const struct {
         const char *key, *line;
     } keys[] = {{"dt:t", "RL.TOKEN dt:t 5 1 1000"}, {"dt:l", "RL.LEAKY dt:l 5 1 1000"}, {"dt:w", "RL.WINDOW dt:w 5 1000"},
-                {"dt:s", "RL.SMOOTH dt:s 5"},       {"dt:g", "RL.SLIDINGLOG dt:g 5 1000"}};
+                {"dt:s", "RL.SMOOTH dt:s 5"},       {"dt:g", "RL.SLIDINGLOG dt:g 5 1000"},
+                {"dt:c", "RL.ACQUIRE dt:c 5 1000"}};
     int module_types = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         freeReplyObject(cmdline(c, "%s", keys[i].line));
@@ -746,9 +751,9 @@ static void test_reference_lists(void) {
         }
         freeReplyObject(t);
     }
-    CHECK_EQ(module_types, 4);
+    CHECK_EQ(module_types, 5);
     CHECK_EQ(ntypes, module_types);
-    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g"));
+    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c"));
 }
 
 int main(void) {

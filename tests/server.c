@@ -288,7 +288,9 @@ rl_result rl_of(const redisReply *r) {
     rl_result res = {0};
     if (r && r->type == REDIS_REPLY_ERROR) {
         snprintf(res.error, sizeof res.error, "%s", r->str);
-    } else if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 6) {
+    } else if (r && r->type == REDIS_REPLY_ARRAY &&
+               (r->elements == 6 || (r->elements == 7 && (r->element[6]->type == REDIS_REPLY_STRING ||
+                                                         r->element[6]->type == REDIS_REPLY_NIL)))) {
         long long *fields[6] = {&res.allowed, &res.limit, &res.remaining, &res.retry_after_ms,
                                 &res.reset_after_ms, &res.wait_ms};
         res.ok = 1;

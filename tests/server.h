@@ -71,7 +71,9 @@ long long cmd_int(redisContext *c, const char *fmt, ...);
 /* 1 if the reply is a status or error whose text equals text. */
 int cmd_status_is(redisContext *c, const char *text, const char *fmt, ...);
 
-/* An RL.* reply (the line is formatted and split as cmdline): the six fields, or ok = 0 (and the error text) if it was not an array of 6 integers. */
+/* An RL.* reply (the line is formatted and split as cmdline): the six fields, or ok = 0 (and the error text) if it
+ * was not an array of 6 integers (RL.ACQUIRE's seventh, its lease, a string or nil, is read past; ATMOST's
+ * `granted` is not: ok = 0). */
 typedef struct rl_result {
     int ok;
     long long allowed, limit, remaining, retry_after_ms, reset_after_ms, wait_ms;

@@ -2,12 +2,13 @@
  *
  * Input: the first byte picks the separator (bit 2 clear: ' ', set: NUL) and, the rest of it modulo the
  * number of limiters, the command from the module's own list (module/limiters.h: 0 RL.TOKEN, 1 RL.LEAKY,
- * 2 RL.WINDOW, 3 RL.SLIDINGLOG, 4 RL.SMOOTH, ..., counted from '0': the digit '9' (bit 2 clear) is RL.SMOOTH);
+ * 2 RL.WINDOW, 3 RL.SLIDINGLOG, 4 RL.SMOOTH, 5 RL.ACQUIRE, counted from '0': with a space, ':' is RL.SMOOTH and
+ * ';' RL.ACQUIRE; with a NUL, '>' and '?');
  * the rest, less one leading separator, is split on the separator into the arguments after the key
  * (empty arguments included, at most MAX_FUZZ_ARGS). Each argument is copied into its own heap block of exactly its length, not
  * NUL-terminated, so AddressSanitizer catches any read past it. The seed files under
- * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5, "9 0.5
- * WARMUP 4000" RL.SMOOTH 0.5 WARMUP 4000.
+ * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5, ": 0.5
+ * WARMUP 4000" RL.SMOOTH 0.5 WARMUP 4000, "; 3 1000 ID job" RL.ACQUIRE 3 1000 ID job.
  *
  * Invariants (abort() with the values on violation):
  *   - success: every positional number within its spec range and written canonically (what the parser
@@ -137,6 +138,11 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
         r.flags |= o->flag;
         if (o->slot == RL_NO_VALUE) continue;
         if (++i == nargs) return -1;
+        if (strcmp(o->name, "ID") == 0) { /* RL.ACQUIRE's: any bytes, 1 to 64 of them; the request gets its place */
+            if ((int64_t)lens[i] < o->min || (int64_t)lens[i] > o->max) return -1;
+            r.id_arg = i;
+            continue;
+        }
         int64_t v;
         int decimal = strcmp(o->name, "COLDFACTOR") == 0; /* the one decimal option */
         if ((decimal ? ref_decimal(args[i], lens[i], &v) : ref_int64(args[i], lens[i], &v)) != 0 || v < o->min ||
@@ -243,7 +249,8 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
         if (!(filled & (1u << i))) REQUIRE(req->params[i] == 0, "unused param %d = %lld", i, (long long)req->params[i]);
     /* A named field holds a value only when its option was given. */
     static const struct { int slot; const char *name; } named[] = {{RL_SLOT(maxwait_ms), "maxwait_ms"},
-                                                                   {RL_SLOT(wait_timeout_ms), "wait_timeout_ms"}};
+                                                                   {RL_SLOT(wait_timeout_ms), "wait_timeout_ms"},
+                                                                   {RL_SLOT(id_arg), "id_arg"}};
     for (size_t f = 0; f < sizeof named / sizeof named[0]; f++) {
         int given = 0;
         for (int i = 0; i < syn->noptions; i++)
@@ -254,6 +261,10 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
         if (!given) REQUIRE(v == 0, "%s = %lld without its option", named[f].name, (long long)v);
     }
     REQUIRE(req->now_us == 0, "now_us = %lld", (long long)req->now_us);
+    if (req->flags & RL_F_ID) /* the place of ID's value: after ID, its length within the option's range */
+        REQUIRE(req->id_arg > syn->nparams && req->id_arg < nargs && lens[req->id_arg] >= 1 &&
+                    lens[req->id_arg] <= RL_LEASE_ID_MAX,
+                "ID's value at %lld of %d args", (long long)req->id_arg, nargs);
 
     uint32_t all = allowed_flags(syn);
     REQUIRE((req->flags & ~all) == 0, "flags 0x%x outside the options' 0x%x", req->flags, all);
@@ -355,7 +366,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         REQUIRE(req.params[0] == ref.params[0] && req.params[1] == ref.params[1] && req.params[2] == ref.params[2] &&
                     req.maxwait_ms == ref.maxwait_ms && req.wait_timeout_ms == ref.wait_timeout_ms &&
                     req.cost == ref.cost && req.mingap_ms == ref.mingap_ms && req.flags == ref.flags &&
-                    req.now_us == ref.now_us,
+                    req.now_us == ref.now_us && (!(req.flags & RL_F_ID) || req.id_arg == ref.id_arg),
                 "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x, "
                 "expected %lld %lld %lld cost %lld mingap %lld flags 0x%x",
                 (long long)req.params[0], (long long)req.params[1], (long long)req.params[2], (long long)req.cost,

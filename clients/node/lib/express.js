@@ -37,6 +37,12 @@ async function check(redis, policies, clientKey, { prefix = 'rl:', cost = 1 } = 
 
 function rateLimit({ redis, policies, key = apiKeyOrAddress, prefix = 'rl:', failOpen = false }) {
   if (!policies || policies.length === 0) throw new Error('rateLimit: at least one policy');
+  // A lease must be released when the request ends, which a rate-limit check does not do: each request
+  // would hold its units until the lease expired. Leases are for acquire() and release().
+  const leased = policies.find((p) => p.spec.kind === 'CONCURRENCY');
+  if (leased) {
+    throw new Error(`rateLimit: policy ${leased.name}: concurrency is not a rate limit (use acquire/release)`);
+  }
   return async function rateLimitMiddleware(req, res, next) {
     const clientKey = key(req);
     if (clientKey === null || clientKey === undefined) return next();

@@ -1,10 +1,12 @@
-// The RL.* commands as Node.js calls: a limiter spec (token, leaky, window, slidingLog) names the
-// algorithm and its parameters, limit() runs one command for one key and limitAll() runs RL.ALL for
-// several; both resolve to plain result objects with the module's six reply fields.
+// The RL.* commands as Node.js calls: a limiter spec (token, leaky, window, slidingLog, concurrency)
+// names the algorithm and its parameters, limit() runs one command for one key and limitAll() runs
+// RL.ALL for several; both resolve to plain result objects with the module's six reply fields. The
+// concurrency leases have their own calls: acquire(), release(), renew() and leases().
 //
 // The idea: a spec is a plain value (Redis stores no parameters, every call brings its own), so one
 // spec serves the command, its read-only form and the HTTP headers (headers.js). `redis` is an ioredis
-// client, or anything with call(command, ...args) returning a promise of the RESP2 reply.
+// client, or anything with call(command, ...args) returning a promise of the RESP2 reply. A lease id
+// comes back as ioredis gives a bulk string (a string); a Buffer id is passed on as its bytes.
 'use strict';
 
 const FIELDS = ['allowed', 'limit', 'remaining', 'retryAfterMs', 'resetAfterMs', 'waitMs'];
@@ -29,12 +31,24 @@ function slidingLog(limit, windowMs, { mingapMs } = {}) {
     params: [limit, windowMs], flags: mingapMs === undefined ? [] : ['MINGAP', mingapMs] };
 }
 
-// A six-field reply (RESP2 array) as { allowed, limit, remaining, retryAfterMs, resetAfterMs, waitMs }.
+// RL.ACQUIRE as a spec (a CONCURRENCY clause in RL.ALL): at most `limit` units held at once by leases
+// that expire leaseMs after they are taken (or renewed) unless released first. leaseId names the lease
+// to take, or to renew if it is still held; without it the module makes one.
+function concurrency(limit, leaseMs, { leaseId } = {}) {
+  return { kind: 'CONCURRENCY', command: 'RL.ACQUIRE', limit, leaseMs, leaseId,
+    params: [limit, leaseMs], flags: leaseId === undefined ? [] : ['ID', leaseId] };
+}
+
+// A six-field reply (RESP2 array) as { allowed, limit, remaining, retryAfterMs, resetAfterMs, waitMs },
+// or RL.ACQUIRE's seven with `lease` too (the id, or null when denied or only reported).
 function parseResult(reply) {
-  if (!Array.isArray(reply) || reply.length !== 6) throw new Error(`expected 6 fields, got ${reply}`);
+  if (!Array.isArray(reply) || (reply.length !== 6 && reply.length !== 7)) {
+    throw new Error(`expected 6 or 7 fields, got ${reply}`);
+  }
   const out = {};
   FIELDS.forEach((name, i) => { out[name] = Number(reply[i]); });
   out.allowed = out.allowed === 1;
+  if (reply.length === 7) out.lease = reply[6] === null ? null : String(reply[6]);
   return out;
 }
 
@@ -52,7 +66,8 @@ function weight(cost, refund) {
 }
 
 function commandArgs(key, spec, { cost = 1, dryrun = false, readonly = false, refund } = {}) {
-  const args = [`RL.${spec.kind}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags, ...weight(cost, refund)];
+  const command = spec.command || `RL.${spec.kind}`;
+  const args = [`${command}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags, ...weight(cost, refund)];
   if (dryrun && !readonly) args.push('DRYRUN');
   return args;
 }
@@ -68,6 +83,7 @@ function allArgs(limits, { cost = 1, dryrun = false, readonly = false, refund } 
 
 // One limiter for `key`. dryrun looks without consuming; readonly uses the _RO command (the same
 // answer; runs on replicas and for read-only users); refund: n gives back n units a failed request took.
+// A concurrency spec runs RL.ACQUIRE (the result has `lease`; acquire() also has WAIT).
 async function limit(redis, key, spec, opts = {}) {
   const [command, ...args] = commandArgs(key, spec, opts);
   return parseResult(await redis.call(command, ...args));
@@ -75,10 +91,46 @@ async function limit(redis, key, spec, opts = {}) {
 
 // Several [key, spec] limits in one atomic RL.ALL: admitted by all, or by none and nothing consumed.
 // readonly uses RL.ALL_RO (the DRYRUN answer); refund: n gives n back to every limit in one atomic write,
-// for a request RL.ALL admitted that failed downstream.
+// for a request RL.ALL admitted that failed downstream. A concurrency limit's result carries its `lease`.
 async function limitAll(redis, limits, opts = {}) {
   const [command, ...args] = allArgs(limits, opts);
   return parseAll(await redis.call(command, ...args));
 }
 
-module.exports = { token, leaky, window, slidingLog, limit, limitAll, commandArgs, allArgs, parseResult, parseAll };
+// RL.ACQUIRE (RL.ACQUIRE_RO with readonly). waitMs is passed on as given, so that RL.ACQUIRE_RO refuses
+// WAIT by name rather than the helper dropping it.
+function acquireArgs(key, limit, leaseMs, { cost = 1, leaseId, waitMs, dryrun = false, readonly = false } = {}) {
+  const args = commandArgs(key, concurrency(limit, leaseMs, { leaseId }), { cost, readonly });
+  if (waitMs !== undefined) args.push('WAIT', waitMs);
+  if (dryrun && !readonly) args.push('DRYRUN');
+  return args;
+}
+
+// Take a lease of `cost` units on `key` if the unexpired leases leave room within `limit`; it ends
+// leaseMs from now unless released or renewed first. leaseId names the lease (one still held is renewed,
+// taking no more units); waitMs waits server-side, first in first out, for a release or an expiry to
+// make room. dryrun and readonly (RL.ACQUIRE_RO) only report: the answer's lease is null.
+async function acquire(redis, key, limit, leaseMs, opts = {}) {
+  const [command, ...args] = acquireArgs(key, limit, leaseMs, opts);
+  return parseResult(await redis.call(command, ...args));
+}
+
+// Give a lease back (RL.RELEASE): true if it was held, false if unknown, released or expired.
+async function release(redis, key, leaseId) {
+  return Number(await redis.call('RL.RELEASE', key, leaseId)) === 1;
+}
+
+// Make a held lease end leaseMs from now (RL.RENEW): true if it was held, false if not.
+async function renew(redis, key, leaseId, leaseMs) {
+  return Number(await redis.call('RL.RENEW', key, leaseId, leaseMs)) === 1;
+}
+
+// The unexpired leases on `key` (RL.LEASES), oldest first: [{ leaseId, units, ttlMs }].
+async function leases(redis, key) {
+  const reply = await redis.call('RL.LEASES', key);
+  return reply.map(([leaseId, units, ttlMs]) =>
+    ({ leaseId: String(leaseId), units: Number(units), ttlMs: Number(ttlMs) }));
+}
+
+module.exports = { token, leaky, window, slidingLog, concurrency, limit, limitAll, acquire, release, renew, leases,
+  commandArgs, allArgs, acquireArgs, parseResult, parseAll };

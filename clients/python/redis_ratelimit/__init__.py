@@ -3,8 +3,10 @@ headers (headers.py), framework-neutral request checks (policy.py) and a Flask m
 imported on its own so that the rest needs only redis-py)."""
 
 from .headers import rate_limit_headers
-from .limits import AllResult, Leaky, Result, SlidingLog, Token, Window, limit, limit_all
+from .limits import (AcquireResult, AllResult, Concurrency, Lease, Leaky, Result, SlidingLog, Token, Window,
+                     acquire, leases, limit, limit_all, release, renew)
 from .policy import Decision, Policy, check
 
-__all__ = ["AllResult", "Decision", "Leaky", "Policy", "Result", "SlidingLog", "Token", "Window",
-           "check", "limit", "limit_all", "rate_limit_headers"]
+__all__ = ["AcquireResult", "AllResult", "Concurrency", "Decision", "Lease", "Leaky", "Policy", "Result",
+           "SlidingLog", "Token", "Window", "acquire", "check", "leases", "limit", "limit_all",
+           "rate_limit_headers", "release", "renew"]

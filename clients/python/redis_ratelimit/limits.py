@@ -1,12 +1,15 @@
-"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog) names the
-algorithm and its parameters, `limit()` runs one command for one key and `limit_all()` runs RL.ALL for
-several, and both return typed results with the module's six reply fields.
+"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog, Concurrency)
+names the algorithm and its parameters, `limit()` runs one command for one key and `limit_all()` runs
+RL.ALL for several, and both return typed results with the module's six reply fields. The concurrency
+leases have their own calls: `acquire()`, `release()`, `renew()` and `leases()`.
 
 The idea: a spec is a plain value (parameters are not stored in Redis, every call brings its own), so
-the same spec object serves the command, the read-only form and the HTTP headers (headers.py)."""
+the same spec object serves the command, the read-only form and the HTTP headers (headers.py). A lease
+is the one thing a call hands back to be named again later, so its id travels as the exact bytes the
+module gave (a str decoded with surrogateescape, encoded back the same way)."""
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 FIELDS = ("allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "wait_ms")
 
@@ -21,6 +24,7 @@ class Token:
     interval: bool = False
 
     command = "RL.TOKEN"
+    kind = "TOKEN"
 
     def params(self) -> List[object]:
         return [self.capacity, self.refill_tokens, self.refill_ms]
@@ -39,6 +43,7 @@ class Leaky:
     nodelay: bool = False
 
     command = "RL.LEAKY"
+    kind = "LEAKY"
 
     def params(self) -> List[object]:
         return [self.capacity, self.leak_tokens, self.leak_ms]
@@ -56,6 +61,7 @@ class Window:
     fixed: bool = False
 
     command = "RL.WINDOW"
+    kind = "WINDOW"
 
     def params(self) -> List[object]:
         return [self.limit, self.window_ms]
@@ -73,12 +79,32 @@ class SlidingLog:
     mingap_ms: Optional[int] = None
 
     command = "RL.SLIDINGLOG"
+    kind = "SLIDINGLOG"
 
     def params(self) -> List[object]:
         return [self.limit, self.window_ms]
 
     def flags(self) -> List[str]:
         return [] if self.mingap_ms is None else ["MINGAP", self.mingap_ms]
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """RL.ACQUIRE (a CONCURRENCY clause in RL.ALL): at most `limit` units held at once by leases that
+    expire `lease_ms` after they are taken (or renewed) unless released first. `lease_id` names the
+    lease to take, or to renew if it is still held; without it the module makes one."""
+    limit: int
+    lease_ms: int
+    lease_id: Optional[Union[str, bytes]] = None
+
+    command = "RL.ACQUIRE"
+    kind = "CONCURRENCY"
+
+    def params(self) -> List[object]:
+        return [self.limit, self.lease_ms]
+
+    def flags(self) -> List[object]:
+        return [] if self.lease_id is None else ["ID", lease_bytes(self.lease_id)]
 
 
 @dataclass(frozen=True)
@@ -93,6 +119,21 @@ class Result:
 
 
 @dataclass(frozen=True)
+class AcquireResult(Result):
+    """RL.ACQUIRE's answer (and a CONCURRENCY limit's in RL.ALL): the common reply and the lease taken
+    or renewed; None when denied, and under DRYRUN or RL.ACQUIRE_RO (nothing is recorded)."""
+    lease: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Lease:
+    """One held lease, as RL.LEASES lists it: its id, the units it holds, and the ms until it expires."""
+    lease_id: str
+    units: int
+    ttl_ms: int
+
+
+@dataclass(frozen=True)
 class AllResult:
     """RL.ALL's answer: the overall decision, then one Result per limit in the order given."""
     allowed: bool
@@ -101,15 +142,31 @@ class AllResult:
     limits: List[Result] = field(default_factory=list)
 
 
+def lease_bytes(lease_id: Union[str, bytes]) -> bytes:
+    """A lease id as the bytes the module holds: a str is encoded as lease_str decoded it."""
+    return lease_id if isinstance(lease_id, bytes) else lease_id.encode("utf-8", "surrogateescape")
+
+
+def lease_str(lease_id) -> Optional[str]:
+    """A lease id from a reply (bytes, or str from a decoding client; None for nil) as a str. Any bytes
+    survive the round trip: those that are not UTF-8 become surrogates, and lease_bytes restores them."""
+    if lease_id is None or isinstance(lease_id, str):
+        return lease_id
+    return lease_id.decode("utf-8", "surrogateescape")
+
+
 def parse_result(reply) -> Result:
-    """A six-field reply, as a RESP2 array or a RESP3 map (keys as bytes or str)."""
+    """A six-field reply, or RL.ACQUIRE's seven (an AcquireResult), as a RESP2 array or a RESP3 map
+    (keys as bytes or str)."""
     if isinstance(reply, dict):
         values = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
-        reply = [values[name] for name in FIELDS]
-    if len(reply) != 6:
-        raise ValueError(f"expected 6 fields, got {reply!r}")
-    allowed, lim, remaining, retry, reset, wait = (int(v) for v in reply)
-    return Result(allowed == 1, lim, remaining, retry, reset, wait)
+        reply = [values[name] for name in FIELDS + (("lease",) if "lease" in values else ())]
+    if len(reply) not in (6, 7):
+        raise ValueError(f"expected 6 or 7 fields, got {reply!r}")
+    allowed, lim, remaining, retry, reset, wait = (int(v) for v in reply[:6])
+    if len(reply) == 6:
+        return Result(allowed == 1, lim, remaining, retry, reset, wait)
+    return AcquireResult(allowed == 1, lim, remaining, retry, reset, wait, lease_str(reply[6]))
 
 
 def parse_all(reply) -> AllResult:
@@ -144,7 +201,8 @@ def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly:
           refund: Optional[int] = None) -> Result:
     """Run one limiter for `key` and return its Result. dryrun=True looks without consuming;
     readonly=True uses the command's _RO form (same answer as DRYRUN; runs on replicas and for
-    read-only users); refund=n gives back n units a failed request took, in place of cost.
+    read-only users); refund=n gives back n units a failed request took, in place of cost. A
+    Concurrency spec runs RL.ACQUIRE (an AcquireResult; acquire() also has WAIT).
     `client` is a redis.Redis (or anything with execute_command)."""
     return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly, refund)))
 
@@ -157,7 +215,7 @@ def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool =
     if dryrun and not readonly:
         args.append("DRYRUN")
     for _, spec in limits:
-        args += ["LIMIT", spec.command[3:], *spec.params(), *spec.flags()]
+        args += ["LIMIT", spec.kind, *spec.params(), *spec.flags()]
     return args
 
 
@@ -166,5 +224,44 @@ def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryru
     """Check several (key, spec) limits in one atomic RL.ALL: admitted by all of them, or by none and
     nothing consumed. readonly=True uses RL.ALL_RO (the DRYRUN answer, for replicas and read-only
     users); refund=n gives n back to every limit in one atomic write, for a request that RL.ALL admitted
-    and that failed downstream."""
+    and that failed downstream. A Concurrency limit's result is an AcquireResult carrying its lease."""
     return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund)))
+
+
+def acquire_args(key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None,
+                 wait_ms: Optional[int] = None, dryrun: bool = False, readonly: bool = False) -> List[object]:
+    """The argument list of RL.ACQUIRE (RL.ACQUIRE_RO with readonly=True). WAIT is passed on as given,
+    so that RL.ACQUIRE_RO refuses it by name rather than the helper dropping it."""
+    args = command_args(key, Concurrency(limit, lease_ms, lease_id), cost, readonly=readonly)
+    if wait_ms is not None:
+        args += ["WAIT", wait_ms]
+    if dryrun and not readonly:
+        args.append("DRYRUN")
+    return args
+
+
+def acquire(client, key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None,
+            wait_ms: Optional[int] = None, dryrun: bool = False, readonly: bool = False) -> AcquireResult:
+    """Take a lease of `cost` units on `key` if the unexpired leases leave room within `limit`; it ends
+    `lease_ms` from now unless released (release) or renewed (renew) first. lease_id names the lease
+    (one still held is renewed, taking no more units); wait_ms waits server-side, first in first out,
+    for a release or an expiry to make room. dryrun=True and readonly=True (RL.ACQUIRE_RO) only report:
+    the answer has no lease."""
+    args = acquire_args(key, limit, lease_ms, cost, lease_id, wait_ms, dryrun, readonly)
+    return parse_result(client.execute_command(*args))
+
+
+def release(client, key: str, lease_id) -> bool:
+    """Give a lease back (RL.RELEASE): True if it was held, False if it was unknown, released or expired."""
+    return int(client.execute_command("RL.RELEASE", key, lease_bytes(lease_id))) == 1
+
+
+def renew(client, key: str, lease_id, lease_ms: int) -> bool:
+    """Make a held lease end `lease_ms` from now (RL.RENEW): True if it was held, False if not."""
+    return int(client.execute_command("RL.RENEW", key, lease_bytes(lease_id), lease_ms)) == 1
+
+
+def leases(client, key: str) -> List[Lease]:
+    """The unexpired leases on `key` (RL.LEASES), oldest first."""
+    return [Lease(lease_str(lease_id), int(units), int(ttl))
+            for lease_id, units, ttl in client.execute_command("RL.LEASES", key)]

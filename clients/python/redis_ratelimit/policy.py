@@ -10,14 +10,20 @@ from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
 from .headers import problem, rate_limit_headers
-from .limits import Result, limit, limit_all
+from .limits import Concurrency, Result, limit, limit_all
 
 
 @dataclass(frozen=True)
 class Policy:
-    """A named limit: `name` is the draft's policy identifier, `spec` the limiter (Token, Window...)."""
+    """A named limit: `name` is the draft's policy identifier, `spec` the limiter (Token, Window...).
+    Not Concurrency: a lease must be released when the request ends, which a rate-limit check does not
+    do (each request would hold its units until the lease expired); use acquire() and release()."""
     name: str
     spec: object
+
+    def __post_init__(self):
+        if isinstance(self.spec, Concurrency):
+            raise TypeError(f"policy {self.name!r}: Concurrency is not a rate limit (use acquire/release)")
 
 
 @dataclass(frozen=True)
