@@ -1,9 +1,10 @@
 /* bench-multi-replies.c -- bench-multi's reading of replies (see bench-multi.c): each reply is checked for
  * an error (nested ones in EXEC's array too), an RL.* reply or a ClassDojo transaction counts as a
  * decision (allowed or blocked), and a request's latency is taken when its last reply is read, from
- * the moment its pipeline was written. At the end, the result line: rate, latency percentiles, counts. */
+ * the moment its pipeline was written (the lease workload's, from its acquire's). At the end, the result line: rate, latency percentiles, counts. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench-multi.h"
 
@@ -52,15 +53,57 @@ static void inspect_reply(conn *cn, const redisReply *r, int index) {
     }
 }
 
-/* One reply of cn's pipeline, read; the request is complete with its last. */
-void on_reply(conn *cn, redisReply *r) {
-    inspect_reply(cn, r, wl.ncmds - cn->replies_left);
-    freeReplyObject(r);
-    if (--cn->replies_left > 0) return;
+static void complete_request(conn *cn) {
     uint64_t lat = (now_ns() - cn->start_ns) / 1000;
     latency_us[completed++] = lat > UINT32_MAX ? UINT32_MAX : (uint32_t)lat;
     if (cn->failed_req) errors_n++;
     cn->failed_req = 0;
+}
+
+/* The lease workload (bench-multi-requests.c): an acquire's reply keeps its lease id for the release, or
+ * leaves the request to acquire again (denied: the pool was full); a release must answer 1 (its lease of
+ * lease_ms still held) and ends the request, as does an error. */
+static void on_lease_reply(conn *cn, const redisReply *r) {
+    lease_batch *b = cn->lease;
+    int i = b->sent[cn->next_req++];
+    if (has_error(r)) {
+        inspect_reply(cn, r, 0);
+        b->step[i] = LEASE_DONE;
+    } else if (b->step[i] == LEASE_TO_ACQUIRE) {
+        const redisReply *id = r->type == REDIS_REPLY_ARRAY && r->elements == 7 ? r->element[6] : NULL;
+        if (!id || r->element[0]->type != REDIS_REPLY_INTEGER || (id->type != REDIS_REPLY_STRING && id->type != REDIS_REPLY_NIL) ||
+            (id->type == REDIS_REPLY_STRING && (id->len < 1 || id->len > LEASE_ID_MAX))) {
+            cn->failed_req = 1;
+            b->step[i] = LEASE_DONE;
+        } else {
+            note_decision(r->element[0]->integer == 1);
+            if (id->type == REDIS_REPLY_STRING) {
+                memcpy(b->id[i], id->str, id->len);
+                b->id[i][id->len] = '\0';
+                b->step[i] = LEASE_TO_RELEASE;
+            }
+        }
+    } else {
+        if (r->type != REDIS_REPLY_INTEGER || r->integer != 1) {
+            if (errors_n < 5) fprintf(stderr, "bench-multi: RL.RELEASE of a held lease did not answer 1\n");
+            cn->failed_req = 1;
+        }
+        b->step[i] = LEASE_DONE;
+    }
+    if (b->step[i] == LEASE_DONE) complete_request(cn);
+}
+
+/* One reply of cn's pipeline, read; the request is complete with its last. */
+void on_reply(conn *cn, redisReply *r) {
+    if (wl.kind == WL_LEASE) {
+        on_lease_reply(cn, r);
+        freeReplyObject(r);
+        return;
+    }
+    inspect_reply(cn, r, wl.ncmds - cn->replies_left);
+    freeReplyObject(r);
+    if (--cn->replies_left > 0) return;
+    complete_request(cn);
     cn->next_req++;
     cn->replies_left = wl.ncmds;
 }

@@ -1,8 +1,12 @@
 /* bench-multi-requests.c -- bench-multi's workload: what one request is and which key it goes to (see
  * bench-multi.c for the command line). A "cmd" workload is one or more template commands whose
  * "__rand_int__" becomes the request's key number and "__now_us__" the wall clock; "classdojo" is
- * ClassDojo's rolling-rate-limiter transaction, its member a random UUID as the library makes it. Key
- * numbers and UUIDs come from one seeded xorshift64* stream, so a seed gives the same keys every run. */
+ * ClassDojo's rolling-rate-limiter transaction, its member a random UUID as the library makes it; "lease"
+ * is a concurrency limit's client, taking a lease with RL.ACQUIRE (its id made by the module) and giving it
+ * back with RL.RELEASE, so that acquires and releases alternate as in a pool of workers (a request is an
+ * acquire, tried again while the pool is full, then the release of its lease). Key numbers and UUIDs
+ * come from one seeded xorshift64* stream, so a seed gives the same keys every run. */
+#include <stdlib.h>
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,6 +45,15 @@ void parse_workload(int argc, char **argv) {
         if (argc != 4) usage();
         wl.kind = WL_CLASSDOJO;
         wl.ncmds = 6;
+        wl.prefix = argv[1];
+        wl.limit = num_arg(argv[2], 1);
+        wl.window_ms = num_arg(argv[3], 1);
+        return;
+    }
+    if (strcmp(argv[0], "lease") == 0) {
+        if (argc != 4) usage();
+        wl.kind = WL_LEASE;
+        wl.ncmds = 1; /* one reply per pipeline entry; a request spans two pipelines */
         wl.prefix = argv[1];
         wl.limit = num_arg(argv[2], 1);
         wl.window_ms = num_arg(argv[3], 1);
@@ -143,8 +156,61 @@ static void next_keynum(char out[KEY_DIGITS + 1]) {
     snprintf(out, KEY_DIGITS + 1, "%0*llu", KEY_DIGITS, k % 1000000000000ull);
 }
 
+/* The lease workload: each connection takes a batch of requests on random keys and sends, pipeline after
+ * pipeline, each request's next command: RL.ACQUIRE (the module makes the lease's id), again while it is
+ * denied, then RL.RELEASE of that lease (bench-multi-replies.c moves the requests on). */
+static void new_lease_batch(conn *cn, int n) {
+    lease_batch *b = cn->lease;
+    for (int i = 0; i < n; i++) {
+        next_keynum(b->key[i]);
+        b->step[i] = LEASE_TO_ACQUIRE;
+    }
+    b->n = n;
+    cn->start_ns = now_ns(); /* a request's latency: from its batch's first pipeline to its release's reply */
+}
+
+static int send_lease_steps(conn *cn) {
+    lease_batch *b = cn->lease;
+    char lim[24], ms[24];
+    snprintf(lim, sizeof lim, "%lld", wl.limit);
+    snprintf(ms, sizeof ms, "%lld", wl.window_ms);
+    int sent = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->step[i] == LEASE_DONE) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s%s", wl.prefix, b->key[i]);
+        const char *acquire[] = {"RL.ACQUIRE", key, lim, ms}, *release[] = {"RL.RELEASE", key, b->id[i]};
+        int ok = b->step[i] == LEASE_TO_ACQUIRE ? redisAppendCommandArgv(cn->ctx, 4, acquire, NULL)
+                                                : redisAppendCommandArgv(cn->ctx, 3, release, NULL);
+        if (ok != REDIS_OK) die("out of memory");
+        b->sent[sent++] = i;
+    }
+    return sent;
+}
+
+/* The lease workload's next pipeline: the batch's next steps, or a new batch when it is all done. */
+static int start_lease_pipeline(conn *cn) {
+    if (!cn->lease && !(cn->lease = calloc(1, sizeof *cn->lease))) die("out of memory");
+    int n = send_lease_steps(cn);
+    if (n == 0) {
+        long long left = opt.requests - issued;
+        if (left <= 0) return 0;
+        int batch = left < opt.pipeline ? (int)left : opt.pipeline;
+        issued += batch;
+        new_lease_batch(cn, batch);
+        n = send_lease_steps(cn);
+    }
+    cn->nreq = n;
+    cn->next_req = 0;
+    cn->replies_left = 1;
+    cn->failed_req = 0;
+    cn->want_write = 1;
+    return 1;
+}
+
 /* Write the next pipeline of up to opt.pipeline requests into cn's buffer; 0 if none is left. */
 int start_pipeline(conn *cn) {
+    if (wl.kind == WL_LEASE) return start_lease_pipeline(cn);
     long long left = opt.requests - issued;
     if (left <= 0) return 0;
     int n = left < opt.pipeline ? (int)left : opt.pipeline;

@@ -6,6 +6,12 @@
  *                                                 becomes a 12-digit key number (as in redis-benchmark),
  *                                                 "__now_us__" the wall clock in Unix µs;
  *                                                 ";" separates commands sent together as one request
+ *   bench-multi [options] lease PREFIX LIMIT LEASE_MS
+ *                                                 a concurrency limit's client: a request is RL.ACQUIRE
+ *                                                 PREFIX<key> LIMIT LEASE_MS (again while denied), then
+ *                                                 RL.RELEASE of its lease (the id the module made), which
+ *                                                 must answer 1; each pipeline carries each request's
+ *                                                 next step
  *   bench-multi [options] classdojo PREFIX LIMIT WINDOW_MS
  *                                                 ClassDojo's rolling-rate-limiter: MULTI, ZREMRANGEBYSCORE
  *                                                 key 0 now-W, ZADD key now <uuid>, ZRANGE key 0 -1
@@ -60,7 +66,7 @@ void die(const char *msg) {
 void usage(void) {
     fprintf(stderr, "usage: bench-multi [-h host] [-p port] [-c conns] [-n requests] [-P pipeline] [-r keyspace]\n"
                     "                   [--fill per_key] [--check] [--name name] [--seed n]\n"
-                    "                   cmd ARG... [; ARG...] | classdojo PREFIX LIMIT WINDOW_MS\n");
+                    "                   cmd ARG... [; ARG...] | classdojo PREFIX LIMIT WINDOW_MS | lease PREFIX LIMIT LEASE_MS\n");
     exit(2);
 }
 
@@ -153,7 +159,7 @@ int main(int argc, char **argv) {
     parse_workload(argc - i, argv + i);
     if (opt.pipeline > MAX_PIPELINE) die("pipeline too deep");
     if (opt.check) opt.clients = 1, opt.pipeline = 1;
-    if (!opt.name) opt.name = wl.kind == WL_CLASSDOJO ? "classdojo" : wl.cmds[0].argv[0];
+    if (!opt.name) opt.name = wl.kind == WL_CLASSDOJO ? "classdojo" : wl.kind == WL_LEASE ? "lease" : wl.cmds[0].argv[0];
     rng_seed(opt.seed);
 
     latency_us = malloc((size_t)opt.requests * sizeof *latency_us);

@@ -21,7 +21,21 @@
 #define NOW_TOKEN "__now_us__"
 #define MAX_DECISIONS 4096
 
-typedef enum { WL_TEMPLATE, WL_CLASSDOJO } workload_kind;
+typedef enum { WL_TEMPLATE, WL_CLASSDOJO, WL_LEASE } workload_kind;
+
+#define LEASE_ID_MAX 64
+
+/* The lease workload's state on one connection: a batch of requests, each a key and where it stands (to
+ * acquire, acquired with this id: to release, or done), and which request each entry of the pipeline in
+ * flight is for. */
+typedef enum { LEASE_TO_ACQUIRE, LEASE_TO_RELEASE, LEASE_DONE } lease_step;
+typedef struct lease_batch {
+    int n; /* requests in the batch */
+    lease_step step[MAX_PIPELINE];
+    char key[MAX_PIPELINE][KEY_DIGITS + 1];
+    char id[MAX_PIPELINE][LEASE_ID_MAX + 1];
+    int sent[MAX_PIPELINE]; /* the request of each command of the pipeline in flight */
+} lease_batch;
 
 /* A template command: its arguments, "__rand_int__" and "__now_us__" still in them. */
 typedef struct tmpl_cmd {
@@ -33,9 +47,9 @@ typedef struct workload {
     workload_kind kind;
     int ncmds; /* replies per request */
     tmpl_cmd cmds[MAX_CMDS];
-    /* classdojo */
+    /* classdojo, lease */
     const char *prefix;
-    long long limit, window_ms;
+    long long limit, window_ms; /* lease: window_ms is lease_ms */
 } workload;
 
 /* One connection and the pipeline it has in flight. */
@@ -47,6 +61,7 @@ typedef struct conn {
     int failed_req;     /* next_req got an error reply */
     uint64_t start_ns;  /* when the pipeline was written */
     int want_write;
+    lease_batch *lease; /* the lease workload's, else NULL */
 } conn;
 
 typedef struct options {

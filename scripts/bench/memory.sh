@@ -3,7 +3,8 @@
 # (scripts/bench/limiter-rows.py, from the running module's COMMAND DOCS and scripts/bench/values.txt: one
 # per limiter and mode, and RL.ALL's), so a new limiter gets its memory row with no edit here. Written
 # here are the others: an INCR counter with a TTL (the calibration, what the report compares with),
-# CL.THROTTLE's string, the Lua baselines' keys, and the sorted-set logs (RL.SLIDINGLOG's and ClassDojo's)
+# CL.THROTTLE's string, the Lua baselines' keys, a concurrency limit's key holding 1 lease and 10 (of 10
+# slots; RL.ACQUIRE has no generated row), and the sorted-set logs (RL.SLIDINGLOG's and ClassDojo's)
 # measured full, at limit 10 and 100, on fewer keys.
 #
 # For each kind: FLUSHALL, read used_memory, create the keys (pipelined, with bench-multi --fill), read
@@ -88,6 +89,8 @@ lua_token|Lua token bucket (hash)|$keys|1|cmd EVALSHA ${sha_token:-} 1 $k 100 10
 lua_gcra|Lua GCRA (string)|$keys|1|cmd EVALSHA ${sha_gcra:-} 1 $k 100 100 $day
 lua_fixed|Lua fixed window (INCR + PEXPIREAT)|$keys|1|cmd EVALSHA ${sha_fixed:-} 1 $k 100 $day
 lua_sliding|Lua sliding window (hash)|$keys|1|cmd EVALSHA ${sha_sliding:-} 1 $k 100 $day
+lease_1|RL.ACQUIRE, 1 lease (limit 10)|$keys|1|cmd RL.ACQUIRE $k 10 $day
+lease_10|RL.ACQUIRE, 10 leases (limit 10)|$log10_keys|10|cmd RL.ACQUIRE $k 10 $day
 rl_slog_10|RL.SLIDINGLOG, 10 entries|$log10_keys|10|cmd RL.SLIDINGLOG $k 10 $day
 dojo_10|ClassDojo sorted set, 10 entries|$log10_keys|10|classdojo mem: 10 $day
 rl_slog_100|RL.SLIDINGLOG, 100 entries|$log100_keys|100|cmd RL.SLIDINGLOG $k 100 $day
@@ -137,10 +140,15 @@ measure() {
     after=$(used_memory)
     got=$(cli DBSIZE)
     [ "$got" -eq "$n" ] || status="dbsize-$got"
-    if [ "$per_key" -gt 1 ]; then
-        local card
-        card=$(cli ZCARD "$(cli RANDOMKEY)")
-        [ "$card" -eq "$per_key" ] || status="zcard-$card"
+    if [ "$per_key" -gt 1 ]; then # entries of one key: a log's members, or a lease key's leases
+        local card sample
+        sample=$(cli RANDOMKEY)
+        if [ "$(cli TYPE "$sample")" = zset ]; then
+            card=$(cli ZCARD "$sample")
+        else
+            card=$(cli EVAL "return #redis.call('RL.LEASES', KEYS[1])" 1 "$sample")
+        fi
+        [ "$card" -eq "$per_key" ] || status="entries-$card"
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$label" "$n" "$per_key" \
         "$(awk -v a="$after" -v b="$before" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }')" "$status"

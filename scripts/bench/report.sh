@@ -178,6 +178,9 @@ report_targets() {
     v=$(ratio "$(get cl_throttle 1 usec_per_call)" "$(get leaky_nodelay 1 usec_per_call)"); echo "| CL.THROTTLE in-server time <= 1.10x RL.LEAKY NODELAY's | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.10) |"
     v=$(ratio "$(get cl_throttle "$PIPE" usec_per_call)" "$(get leaky_nodelay "$PIPE" usec_per_call)"); echo "| CL.THROTTLE in-server time -P $PIPE <= 1.10x RL.LEAKY NODELAY's | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.10) |"
     v=$(ratio "$(get cl_throttle "$PIPE" rps)" "$(get leaky_nodelay "$PIPE" rps)"); echo "| CL.THROTTLE -P $PIPE throughput >= 0.90x RL.LEAKY NODELAY's | $(fmt2 "$v")x | $(verdict "$v" ">=" 0.90) |"
+    # The concurrency limit (issue 26), 10 slots, a lease taken and given back: each command's own time.
+    v=$(get acquire "$PIPE" usec_vs_floor); echo "| RL.ACQUIRE (10 slots) in-server time -P $PIPE <= 1.5x the floor | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.5) |"
+    v=$(get release "$PIPE" usec_vs_floor); echo "| RL.RELEASE (10 slots) in-server time -P $PIPE <= 1.3x the floor | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.3) |"
     v=$(ratio "$(get slidinglog "$PIPE" rps)" "$(get classdojo "$PIPE" rps)"); echo "| RL.SLIDINGLOG -P $PIPE >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
     v=$(ratio "$(get slidinglog 1 rps)" "$(get classdojo 1 rps)"); echo "| RL.SLIDINGLOG >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
     if [ -f "$OUT/memory.tsv" ]; then

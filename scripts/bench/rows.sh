@@ -5,7 +5,8 @@
 # per limiter and mode, and RL.ALL's), so a new limiter gets its rows with no edit here. Written here are
 # the rows that are not the module's commands, or not with the table's values: the calibration rows
 # (INCR, the floor module's FLOOR.CALL, one ZADD of a log entry), the baselines (the Lua scripts of
-# scripts/bench/baselines/, ClassDojo's MULTI) and CL.THROTTLE (redis-cell's arguments).
+# scripts/bench/baselines/, ClassDojo's MULTI), CL.THROTTLE (redis-cell's arguments), and RL.ACQUIRE and
+# RL.RELEASE (a lease taken and given back: one workload, each row the in-server time of one command).
 #
 #   scripts/bench/rows.sh --port PORT DIR     DIR/figures.tsv, and in DIR/commands/ the COMMAND DOCS and
 #                                             COMMAND INFO the rows were made from
@@ -23,7 +24,8 @@
 # The floor gets RL.TOKEN's arguments (which it ignores), so that the server reads requests of the same
 # size. CL.THROTTLE (GCRA, limit max_burst + 1) runs the quota of RL.LEAKY NODELAY; it has no baseline of
 # its own, the report sets it beside RL.LEAKY NODELAY. The baselines are loaded here (SCRIPT LOAD: their
-# SHAs are in the arguments). The server: REDIS_CLI against 127.0.0.1:PORT.
+# SHAs are in the arguments), and the lease rows' keys filled. The server: REDIS_CLI against 127.0.0.1:PORT;
+# DIR/settings.txt gives the key count.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
@@ -50,6 +52,12 @@ SHA_GCRA=$(load_script gcra)
 SHA_FIXED=$(load_script fixed_window)
 SHA_SLIDING=$(load_script sliding_window)
 R=__rand_int__
+# The concurrency limit: 10 slots, leases of a minute, each taken and given back (bench-multi's lease
+# workload). Every pool the rows use is half in use, as a busy pool is: each key holds 5 leases of a day
+# (filled below), so an acquire takes the 6th slot of 10 and its release leaves the key as it was.
+LEASE_LIMIT=10
+LEASE_MS=60000
+LEASE_HELD=5
 Q="$LIMIT $LIMIT $PERIOD" # capacity, refill (leak) tokens, refill (leak) ms
 
 # id|label|tool|stats|group|role|arguments, each list in the order the report shows it: a tool's
@@ -74,7 +82,17 @@ calibration_bm=(
 )
 others_bm=(
     "classdojo|ClassDojo MULTI/EXEC|bm|exec,multi|SLIDINGLOG|base|classdojo b:dojo: $LIMIT $PERIOD"
+    "acquire|RL.ACQUIRE $LEASE_LIMIT $LEASE_MS (then RL.RELEASE)|bm|rl.acquire|ACQUIRE|rl|lease b:lacq: $LEASE_LIMIT $LEASE_MS"
+    "release|RL.RELEASE (after RL.ACQUIRE $LEASE_LIMIT $LEASE_MS)|bm|rl.release|RELEASE|rl|lease b:lrel: $LEASE_LIMIT $LEASE_MS"
 )
+
+# The lease rows' pools: every key the rows may pick (random numbers below the run's key count) with its
+# LEASE_HELD standing leases.
+keys=$(sed -n 's/^keys=//p' "$out/settings.txt")
+for prefix in b:lacq: b:lrel:; do
+    "${BENCH_TOOLS:-build/bench-tools}/bench-multi" -p "$port" -c 8 -P 100 --fill "$LEASE_HELD" -n $((keys * LEASE_HELD)) \
+        --name "fill $prefix" cmd RL.ACQUIRE "${prefix}__rand_int__" "$LEASE_LIMIT" 86400000 >/dev/null
+done
 
 # The generated rows, each with the tool of its group's baseline (rb when it has none).
 mkdir -p "$out/commands"
