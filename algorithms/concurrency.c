@@ -7,14 +7,12 @@
  *   retry     = denied, cost <= limit: the end of the first lease (from k on) at which the units freed
  *             reach held + cost - limit. That many units do end by then, and no fewer: an earlier instant
  *             frees less. It assumes nothing is released, which can only make the wait shorter;
- *   reset     = the last end after the call (the key's expiry), or 0 when no lease is left;
- *   ids       = "<now_us>-<n>", n counting the ids made since the key last held no unexpired lease.
+ *   reset     = the last end after the call (the key's expiry), or 0 when no lease is left.
  * Units are at most RL_LEASE_MAX_LIMIT per lease and a key holds at most RL_LEASE_MAX_LIMIT leases that
  * count (the module stores no more), so every sum fits in 64 bits by far; times are µs below RL_MAX_TIME_US
  * plus RL_MAX_PERIOD_MS ms. */
 #include "concurrency.h"
 
-#include <stdio.h>
 #include <string.h>
 
 int rl_lease_expired(const rl_lease *leases, int n, int64_t now_us) {
@@ -39,9 +37,46 @@ int rl_lease_insert_at(const rl_lease *leases, int n, int64_t end_us) {
     return lo;
 }
 
-size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t seq) {
-    int len = snprintf(out, RL_LEASE_ID_MAX, "%lld-%llu", (long long)now_us, (unsigned long long)seq);
-    return len < 0 ? 0 : (size_t)len; /* at most 20 + 1 + 20 characters */
+/* v in decimal at out, two digits a step; its length (at most 20). */
+static size_t put_decimal(char *out, uint64_t v) {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    char digits[20];
+    size_t at = sizeof digits;
+    while (v >= 100) {
+        unsigned pair = (unsigned)(v % 100) * 2;
+        v /= 100;
+        digits[--at] = pairs[pair + 1];
+        digits[--at] = pairs[pair];
+    }
+    if (v >= 10) {
+        digits[--at] = pairs[v * 2 + 1];
+        digits[--at] = pairs[v * 2];
+    } else {
+        digits[--at] = (char)('0' + v);
+    }
+    memcpy(out, digits + at, sizeof digits - at);
+    return sizeof digits - at;
+}
+
+/* v in hexadecimal (lower case, no leading zeros) at out; its length (at most 16). */
+static size_t put_hex(char *out, uint64_t v) {
+    char digits[16];
+    size_t at = sizeof digits;
+    do {
+        digits[--at] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    memcpy(out, digits + at, sizeof digits - at);
+    return sizeof digits - at;
+}
+
+/* Written out rather than with snprintf, which cost a seventh of an acquire's instructions. */
+size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t number) {
+    size_t len = put_decimal(out, (uint64_t)(now_us < 0 ? 0 : now_us)); /* the clock is never below 0 */
+    out[len++] = '-';
+    return len + put_hex(out + len, number); /* at most 20 + 1 + 16 characters */
 }
 
 /* The end of the first lease from `from` on at which `need` units have ended, relative to now. */
@@ -54,18 +89,15 @@ static int64_t retry_us(const rl_lease *leases, int from, int n, int64_t need, i
     return -1; /* not reached: need <= held */
 }
 
-void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, uint64_t seq, const char *id, size_t id_len,
-                     rl_lease_plan *plan, rl_reply *reply) {
+void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, const char *id, size_t id_len,
+                     uint64_t next_id, rl_lease_plan *plan, rl_reply *reply) {
     const int64_t limit = req->params[0], now = req->now_us, end = now + req->params[1] * 1000, cost = req->cost;
     int k = rl_lease_expired(leases, n, now);
     int64_t held = 0;
     for (int i = k; i < n; i++) held += leases[i].units;
     int64_t last_end = n > k ? leases[n - 1].end_us : now; /* the last lease's end, now when none counts */
 
-    /* A key whose leases have all ended is a new key (idle is the same as new): its id count starts over, as
-     * it does when the key expires or its last lease is released, whichever comes first. */
-    if (k == n) seq = 0;
-    *plan = (rl_lease_plan){.action = RL_LEASE_KEEP, .expired = k, .found = -1, .seq = seq};
+    *plan = (rl_lease_plan){.action = RL_LEASE_KEEP, .expired = k, .found = -1};
     *reply = (rl_reply){.limit = limit, .retry_after_ms = -1};
     int found = id && cost > 0 ? rl_lease_find(leases, n, now, id, id_len) : -1;
     int64_t retry = -1;
@@ -97,8 +129,8 @@ void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, uint6
             plan->id_len = (uint8_t)id_len;
             memcpy(plan->id, id, id_len);
         } else {
-            plan->seq = seq + 1;
-            plan->id_len = (uint8_t)rl_lease_make_id(plan->id, now, plan->seq);
+            plan->made = 1;
+            plan->id_len = (uint8_t)rl_lease_make_id(plan->id, now, next_id);
         }
     }
     reply->remaining = held < limit ? limit - held : 0;

@@ -53,19 +53,20 @@ typedef struct rl_lease_plan {
     int found;        /* RENEW: the index of the lease renewed; else -1 */
     int64_t end_us;   /* ADD, RENEW: the lease's new end */
     int64_t units;    /* ADD: the new lease's units (the cost) */
-    uint64_t seq;     /* the key's id counter after the write (a generated id takes the next number) */
+    int made;         /* ADD without ID: the id was made from next_id (the module's counter then moves on) */
     uint8_t id_len;   /* ADD, RENEW: the lease's id (given, or generated for ADD without ID) */
     char id[RL_LEASE_ID_MAX];
 } rl_lease_plan;
 
-/* Decide req over leases[0..n) (sorted by end_us, soonest first) and seq (the key's id counter: how many
- * ids it generated since it last held no unexpired lease; a key whose leases have all ended counts from 0), with id[0..id_len) when the request names its lease (RL_F_ID), else id NULL. Fills
+/* Decide req over leases[0..n) (sorted by end_us, soonest first), with id[0..id_len) when the request names
+ * its lease (RL_F_ID), else id NULL; a lease taken without an id gets one made from next_id (see
+ * rl_lease_make_id). Fills
  * *plan and *reply: allowed, limit, remaining (units free after the call), retry_after_ms (denied: when
  * enough leases will have expired for this request to fit, if none is released; -1 when admitted or when
  * the cost is above the limit), reset_after_ms and reset_after_us (until the last lease ends, after the
  * call), wait_ms 0, granted (the cost taken: 0 for a renewal or a denial). */
-void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, uint64_t seq, const char *id, size_t id_len,
-                     rl_lease_plan *plan, rl_reply *reply);
+void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, const char *id, size_t id_len,
+                     uint64_t next_id, rl_lease_plan *plan, rl_reply *reply);
 
 /* The index of the unexpired lease (end_us > now_us) named id in leases[0..n), or -1. */
 int rl_lease_find(const rl_lease *leases, int n, int64_t now_us, const char *id, size_t id_len);
@@ -77,11 +78,13 @@ int rl_lease_expired(const rl_lease *leases, int n, int64_t now_us);
  * it (so leases of one end stay in the order they were written). */
 int rl_lease_insert_at(const rl_lease *leases, int n, int64_t end_us);
 
-/* The generated id of the seq-th lease made on a key at now_us ("<now_us>-<seq>"), in out; its length. Unique
- * on the key: the count starts over only once every lease has ended, so at a later time than any id made. */
-size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t seq);
+/* The id made for a lease taken at now_us without ID: "<now_us>-<number in hex>", in out; its length. The
+ * number is the module's counter of ids made (module/store_lease.c), which no key resets: deleting a key
+ * forgets its leases, and a key made again in the same µs (a pipeline that releases the last lease and
+ * acquires again) must not hand out an id that a client still holding the old one could release. */
+size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t number);
 
-/* 1 when leases[0..n) with seq could have been written by the module (an RDB, a RESTORE payload or an
+/* 1 when leases[0..n) could have been written by the module (an RDB, a RESTORE payload or an
  * RL.SETSTATE may be crafted): n within bounds, sorted by end, every field in its range. Ids need not be
  * distinct (a duplicate only makes one id name two leases, released one at a time). */
 int rl_lease_valid(const rl_lease *leases, long long n);

@@ -1,14 +1,13 @@
 /* lease_type.c -- the Redis data type of a concurrency limiter's key ("rl-leases"), and its replicated state.
  *
- * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first, and the key's id
- * counter: an array that grows by doubling and shrinks when it is three-quarters empty, so a key takes memory
+ * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first: an array that grows by doubling and shrinks when it is three-quarters empty, so a key takes memory
  * for the leases it holds, at most `limit` of them after any write (the expired ones at the front go with
  * the next write). Its callbacks make RDB, DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD, DEBUG DIGEST-VALUE and
  * MEMORY USAGE work; RDB load checks the leases (a crafted payload must not make the limiter misbehave).
  *
  * Effects, not commands, are replicated, as for every limiter: after a write the primary sends the key's
- * whole state, RL.SETSTATE key <blob>, or DEL when no lease is left. The blob is the limiter's tag, the id
- * counter (8 bytes), the lease count (4), each lease (end and acquired µs, 8 bytes each; units, 4; the id's
+ * whole state, RL.SETSTATE key <blob>, or DEL when no lease is left. The blob is the limiter's tag, the
+ * lease count (4 bytes), each lease (end and acquired µs, 8 bytes each; units, 4; the id's
  * length, 1; the id), then the key's absolute expiry in ms (8; 0 in an AOF rewrite, which Redis follows with
  * its own PEXPIREAT), every number little-endian. A replica or an AOF replay then holds exactly the
  * primary's leases, ending at the same absolute instants, whatever its own clock says: a replica promoted at
@@ -20,8 +19,8 @@
 #include "rl_module.h"
 
 #define LEASE_ENCODING_VERSION 1
-/* A blob's fixed parts: tag, id counter, count, expiry; and each lease's, before its id. */
-#define BLOB_HEAD (1 + 8 + 4)
+/* A blob's fixed parts: tag, count, expiry; and each lease's, before its id. */
+#define BLOB_HEAD (1 + 4)
 #define BLOB_TAIL 8
 #define BLOB_LEASE 21
 
@@ -74,7 +73,6 @@ rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan,
         memcpy(lease.id, plan->id, plan->id_len);
     }
     if (plan->action != RL_LEASE_KEEP) insert(val, &lease);
-    val->seq = plan->seq;
     value_fit(val, val->n);
     return val;
 }
@@ -104,7 +102,6 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
     for (int i = 0; i < val->n; i++) size += BLOB_LEASE + val->v[i].id_len;
     unsigned char *blob = RedisModule_Alloc(size), *p = blob;
     *p++ = lim->tag;
-    put_le(p, val->seq, 8), p += 8;
     put_le(p, (uint64_t)val->n, 4), p += 4;
     for (int i = 0; i < val->n; i++) {
         const rl_lease *l = &val->v[i];
@@ -123,12 +120,11 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
 static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t *expire_at_ms) {
     if (len < BLOB_HEAD + BLOB_TAIL) return NULL;
     const unsigned char *end = p + len - BLOB_TAIL;
-    uint64_t seq = get_le(p + 1, 8), n = get_le(p + 9, 4);
+    uint64_t n = get_le(p + 1, 4);
     if (n < 1 || n > RL_LEASE_MAX_LIMIT) return NULL; /* a key without leases is no key: DEL is its effect */
     p += BLOB_HEAD;
     rl_lease_value *val = value_new();
     value_fit(val, (int)n);
-    val->seq = seq;
     for (uint64_t i = 0; i < n; i++) {
         rl_lease *l = &val->v[i];
         if (end - p < BLOB_LEASE || end - p < BLOB_LEASE + p[20]) break;
@@ -209,11 +205,10 @@ int rl_lease_setstate(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleStr
 
 static void *lease_rdb_load(RedisModuleIO *io, int encver) {
     if (encver != LEASE_ENCODING_VERSION) return NULL;
-    uint64_t seq = RedisModule_LoadUnsigned(io), n = RedisModule_LoadUnsigned(io);
+    uint64_t n = RedisModule_LoadUnsigned(io);
     if (RedisModule_IsIOError(io) || n > RL_LEASE_MAX_LIMIT) return NULL;
     rl_lease_value *val = value_new();
     value_fit(val, (int)n);
-    val->seq = seq;
     for (uint64_t i = 0; i < n && !RedisModule_IsIOError(io); i++) {
         rl_lease *l = &val->v[i];
         l->end_us = RedisModule_LoadSigned(io);
@@ -237,7 +232,6 @@ static void *lease_rdb_load(RedisModuleIO *io, int encver) {
 
 static void lease_rdb_save(RedisModuleIO *io, void *value) {
     const rl_lease_value *val = value;
-    RedisModule_SaveUnsigned(io, val->seq);
     RedisModule_SaveUnsigned(io, (uint64_t)val->n);
     for (int i = 0; i < val->n; i++) {
         const rl_lease *l = &val->v[i];
@@ -266,7 +260,6 @@ static size_t lease_mem_usage(const void *value) {
 
 static void lease_digest(RedisModuleDigest *md, void *value) {
     const rl_lease_value *val = value;
-    RedisModule_DigestAddLongLong(md, (long long)val->seq);
     for (int i = 0; i < val->n; i++) {
         const rl_lease *l = &val->v[i];
         RedisModule_DigestAddLongLong(md, l->end_us);
@@ -282,7 +275,6 @@ static void *lease_copy(RedisModuleString *fromkey, RedisModuleString *tokey, co
     const rl_lease_value *val = value;
     rl_lease_value *copy = value_new();
     value_fit(copy, val->n);
-    copy->seq = val->seq;
     copy->n = val->n;
     if (val->n) memcpy(copy->v, val->v, (size_t)val->n * sizeof *val->v);
     return copy;

@@ -110,8 +110,7 @@ int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     rl_lease_plan plan = {.action = RL_LEASE_RENEW,
                           .expired = rl_lease_expired(value->v, value->n, now_us),
                           .found = i,
-                          .end_us = now_us + lease_ms * 1000,
-                          .seq = value->seq};
+                          .end_us = now_us + lease_ms * 1000};
     rl_lease_apply(value, &plan, now_us);
     return written(ctx, key, argv[1], value, now_us, RL_STAT_RENEW, "rl.renew");
 }

@@ -100,13 +100,12 @@ void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsig
                  unsigned n);
 
 /* lease_type.c: the data type of a concurrency limiter's key: its leases, sorted by end (algorithms/
- * concurrency.h), and the key's id counter. rl_lease_apply writes a decision's plan into a value (NULL: a new
+ * concurrency.h). rl_lease_apply writes a decision's plan into a value (NULL: a new
  * one, returned); rl_lease_remove takes out lease i and the ended ones before it. Every write of a lease key is
  * replicated whole: RL.SETSTATE key <blob> (rl_replicate_leases), or DEL when no lease is left. */
 struct rl_lease_value {
-    uint64_t seq; /* ids generated on this key */
     int n, cap;
-    rl_lease *v;  /* n leases, sorted by end_us */
+    rl_lease *v; /* n leases, sorted by end_us */
 };
 int rl_lease_types_register(RedisModuleCtx *ctx);
 rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us);
@@ -119,6 +118,10 @@ void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString 
 int rl_lease_setstate(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleString **argv);
 /* The lease limiter whose tag is tag, or NULL. */
 const rl_limiter *rl_lease_limiter_tagged(unsigned char tag);
+/* store_lease.c: where the module's counter of made lease ids starts (at load): 1 with the test clock, so tests
+ * read the same ids each run, else a random number, so that a replica promoted at a failover does not make
+ * the ids its old primary made in the same µs. */
+void rl_lease_ids_init(int deterministic);
 
 /* leases.c: RL.RELEASE, RL.RENEW and RL.LEASES. */
 int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

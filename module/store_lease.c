@@ -10,18 +10,28 @@
 #include "compat.h"
 #include "rl_module.h"
 
+/* The number the next made lease id takes (rl_lease_ids_init). */
+static uint64_t next_id;
+
+void rl_lease_ids_init(int deterministic) {
+    next_id = 1;
+    if (!deterministic) RedisModule_GetRandomBytes((unsigned char *)&next_id, sizeof next_id);
+}
+
 static const char *lease_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     (void)err; /* every argument was checked by the parser */
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
-    const rl_limiter *found = rl_cell_limiter_of(p->key);
-    if (found != NULL && found != p->lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
-    rl_lease_value *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
+    int empty = RedisModule_KeyType(p->key) == REDISMODULE_KEYTYPE_EMPTY; /* else this limiter's type, or WRONGTYPE */
+    if (!empty && RedisModule_ModuleTypeGetType(p->key) != p->lim->type) return REDISMODULE_ERRORMSG_WRONGTYPE;
+    rl_lease_value *stored = empty ? NULL : RedisModule_ModuleTypeGetValue(p->key);
     size_t id_len = 0;
     const char *id = p->id ? RedisModule_StringPtrLen(p->id, &id_len) : NULL;
     p->u.lease.stored = stored;
-    rl_lease_decide(p->req, stored ? stored->v : NULL, stored ? stored->n : 0, stored ? stored->seq : 0, id, id_len,
-                    &p->u.lease.plan, &p->reply);
+    rl_lease_decide(p->req, stored ? stored->v : NULL, stored ? stored->n : 0, id, id_len, next_id, &p->u.lease.plan,
+                    &p->reply);
+    next_id += p->u.lease.plan.made && !dryrun; /* a made id is never made again (an RL.ALL that then denies
+                                                  * skips a number: no harm) */
     p->changes = p->u.lease.plan.action != RL_LEASE_KEEP;
     p->creates = p->changes && !stored;
     return NULL;

@@ -769,7 +769,7 @@ static void setstate_case(const char *key, const bin *args, int nargs, const cha
 }
 
 /* --- lease blobs: a concurrency limit's replicated state ------------------------------------------------------
- * The layout module/lease_type.c writes: the tag 'C', the key's id counter (8 bytes), the lease count (4),
+ * The layout module/lease_type.c writes: the tag 'C', the lease count (4 bytes),
  * each lease (its end and acquisition in µs, 8 bytes each; its units, 4; its id's length, 1; the id), then
  * the key's absolute expiry in ms (8; 0 for none); every number little-endian. */
 
@@ -782,10 +782,9 @@ static void lb_le(lblob *x, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; i++) x->b[x->n++] = (unsigned char)(v >> (8 * i));
 }
 
-static void lb_head(lblob *x, uint64_t seq, uint64_t count) {
+static void lb_head(lblob *x, uint64_t count) {
     x->n = 0;
     x->b[x->n++] = 'C';
-    lb_le(x, seq, 8);
     lb_le(x, count, 4);
 }
 
@@ -810,10 +809,10 @@ static uint64_t lb_get(const unsigned char *p, int bytes) {
  * most 10^12 ms past the clock's last instant, acquired from the epoch up to its end, of 1 to 10,000
  * units, with an id of 1 to 64 bytes), nothing before the expiry left over. */
 static int lease_blob_valid(const unsigned char *b, size_t len) {
-    if (len < 1 + 8 + 4 + 8 || b[0] != 'C') return 0;
-    uint64_t count = lb_get(b + 9, 4);
+    if (len < 1 + 4 + 8 || b[0] != 'C') return 0;
+    uint64_t count = lb_get(b + 1, 4);
     if (count < 1 || count > MAX_LEASE) return 0;
-    size_t at = 13, end = len - 8;
+    size_t at = 5, end = len - 8;
     int64_t previous_end = 0;
     for (uint64_t i = 0; i < count; i++) {
         if (end - at < 21 || end - at - 21 < b[at + 20]) return 0; /* truncated */
@@ -844,9 +843,9 @@ static void test_lease_blobs(void) {
     const uint64_t now = (uint64_t)T0 * 1000, exp = (uint64_t)T0 + 3600000;
     lblob x;
     /* shorter than the fixed parts */
-    static const size_t short_lengths[] = {1, 2, 9, 13, 20};
+    static const size_t short_lengths[] = {1, 2, 5, 9, 12};
     for (size_t i = 0; i < sizeof short_lengths / sizeof short_lengths[0]; i++) {
-        lb_head(&x, 0, 0);
+        lb_head(&x, 0);
         lb_le(&x, exp, 8);
         x.n = short_lengths[i];
         lease_blob_refused(&x, "short");
@@ -854,7 +853,7 @@ static void test_lease_blobs(void) {
     /* no lease at all: the primary sends DEL for that, never a state */
     static const uint64_t no_lease_expiries[] = {0, 4102444800000ULL};
     for (size_t i = 0; i < 2; i++) {
-        lb_head(&x, i, 0);
+        lb_head(&x, 0);
         lb_le(&x, no_lease_expiries[i], 8);
         lease_blob_refused(&x, "no lease");
     }
@@ -864,14 +863,14 @@ static void test_lease_blobs(void) {
         int held;
     } counts[] = {{1, 0}, {2, 3}, {3, 2}, {0, 1}, {10001, 1}, {0xffffffffULL, 1}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        lb_head(&x, 5, counts[i].said);
+        lb_head(&x, counts[i].said);
         for (int k = 0; k < counts[i].held; k++) lb_lease(&x, now + 1000 * (uint64_t)(k + 1), now, 1, 2, "ab");
         lb_le(&x, exp, 8);
         lease_blob_refused(&x, "count");
     }
     /* truncated: cut anywhere inside a lease (the expiry's 8 bytes then read from the lease) */
     for (size_t cut = 1; cut <= 21 + 3; cut++) {
-        lb_head(&x, 1, 1);
+        lb_head(&x, 1);
         lb_lease(&x, now + 1000, now, 2, 3, "job");
         x.n -= cut;
         lb_le(&x, exp, 8);
@@ -879,18 +878,18 @@ static void test_lease_blobs(void) {
     }
     /* overlong: bytes after the last lease, before the expiry (or after it) */
     for (int extra = 1; extra <= 9; extra += 4) {
-        lb_head(&x, 1, 1);
+        lb_head(&x, 1);
         lb_lease(&x, now + 1000, now, 2, 3, "job");
         for (int i = 0; i < extra; i++) x.b[x.n++] = 0;
         lb_le(&x, exp, 8);
         lease_blob_refused(&x, "overlong");
-        lb_head(&x, 0, 0);
+        lb_head(&x, 0);
         for (int i = 0; i < extra; i++) x.b[x.n++] = 'x';
         lb_le(&x, exp, 8);
         lease_blob_refused(&x, "overlong, no lease");
     }
     /* an id's length that runs past the end */
-    lb_head(&x, 1, 1);
+    lb_head(&x, 1);
     lb_lease(&x, now + 1000, now, 1, 5, "abcde");
     x.b[x.n - 6] = 200;
     lb_le(&x, exp, 8);
@@ -915,26 +914,27 @@ static void test_lease_blobs(void) {
         {1000, 0, 1, 255},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        lb_head(&x, 1, 1);
+        lb_head(&x, 1);
         lb_lease(&x, bad[i].end, bad[i].acquired, bad[i].units, bad[i].id_len, NULL);
         lb_le(&x, exp, 8);
         lease_blob_refused(&x, "out of range");
         /* the same as the second of two leases */
-        lb_head(&x, 1, 2);
+        lb_head(&x, 2);
         lb_lease(&x, 1, 0, 1, 1, "a");
         lb_lease(&x, bad[i].end, bad[i].acquired, bad[i].units, bad[i].id_len, NULL);
         lb_le(&x, exp, 8);
         lease_blob_refused(&x, "out of range, second");
     }
     /* leases out of order: sorted by end, soonest first */
-    lb_head(&x, 1, 3);
+    lb_head(&x, 3);
     lb_lease(&x, now + 1000, now, 1, 1, "a");
     lb_lease(&x, now + 3000, now, 1, 1, "b");
     lb_lease(&x, now + 2000, now, 1, 1, "c");
     lb_le(&x, exp, 8);
     lease_blob_refused(&x, "unsorted");
     /* a cell blob's length with the lease tag: read as a lease blob, and refused */
-    lb_head(&x, 0, 1);
+    lb_head(&x, 1);
+    lb_le(&x, 0, 8);
     lb_le(&x, 0, 4);
     lb_le(&x, exp, 8);
     CHECK_EQ(x.n, 25);
@@ -946,7 +946,7 @@ static void test_lease_blobs(void) {
         setstate_case("bi:lease", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
     }
     /* A valid lease state on another type's key, and another kind's state on a lease key: WRONGTYPE. */
-    lb_head(&x, 7, 2);
+    lb_head(&x, 2);
     lb_lease(&x, now + 1000, now, 3, 1, "a");
     lb_lease(&x, now + 1000, now - 5, 2, 64, NULL);
     lb_le(&x, exp, 8);
@@ -968,7 +968,7 @@ static void test_lease_blobs(void) {
     expect_error(&a, WRONGTYPE);
 
     /* Valid ones are taken (on keys nothing watches): the largest values, duplicate ids, no expiry. */
-    lb_head(&x, UINT64_MAX, 3);
+    lb_head(&x, 3);
     lb_lease(&x, 1, 0, 1, 1, "d");
     lb_lease(&x, (uint64_t)MAX_LEASE_END_US, (uint64_t)MAX_LEASE_END_US, MAX_LEASE, 64, NULL);
     lb_lease(&x, (uint64_t)MAX_LEASE_END_US, 0, 1, 1, "d");
@@ -1789,7 +1789,7 @@ static void random_id(rng *r, argv_t *a) {
 static void random_lease_blob(rng *r, argv_t *a, long long clock_ms) {
     lblob x;
     int n = (int)(rnd(r) % 5);
-    lb_head(&x, rnd(r) % 4, (uint64_t)n);
+    lb_head(&x, (uint64_t)n);
     int64_t end = clock_ms * 1000 - 2000000 + (int64_t)(rnd(r) % 3000000);
     for (int i = 0; i < n; i++) {
         end += (int64_t)(rnd(r) % 4) * 1000000;
@@ -1960,10 +1960,11 @@ static int lease_agrees(const argv_t *a, const prediction *p, const rl_result *f
     if (p->dry || f->allowed == 0) return lease == NULL;
     if (!lease) return 0;
     if (p->id_at) return lease->len == a->l[p->id_at] && memcmp(lease->str, a->v[p->id_at], lease->len) == 0;
-    size_t dash = 0;
+    size_t dash = 0; /* a made id: "<µs in decimal>-<the module's count in hex>" */
     for (size_t i = 0; i < lease->len; i++) {
-        if (lease->str[i] == '-' && !dash && i > 0) dash = i;
-        else if (lease->str[i] < '0' || lease->str[i] > '9') return 0;
+        char ch = lease->str[i];
+        if (ch == '-' && !dash && i > 0) dash = i;
+        else if (!(ch >= '0' && ch <= '9') && !(dash && ch >= 'a' && ch <= 'f')) return 0;
     }
     if (!dash || dash == lease->len - 1 || lease->len > 64) return 0;
     unsigned slot = made_next++ % 8;

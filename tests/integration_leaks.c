@@ -30,9 +30,8 @@ static const char *const valgrind[] = {"valgrind", "--soname-synonyms=somalloc=l
 
 static void run(redisContext *c, const char *line) { freeReplyObject(cmdline(c, line)); }
 
-/* A lease key's replicated state, built by hand as module/lease_type.c lays it out: 'C', the id counter (8
- * bytes), the count (4), each lease (end µs 8, acquired µs 8, units 4, id length 1, id), the expiry ms (8);
- * little-endian. */
+/* A lease key's replicated state, built by hand as module/lease_type.c lays it out: 'C', the count (4 bytes),
+ * each lease (end µs 8, acquired µs 8, units 4, id length 1, id), the expiry ms (8); little-endian. */
 typedef struct blob {
     unsigned char b[512];
     size_t n;
@@ -56,7 +55,6 @@ static void lease_states(redisContext *c) {
     const uint64_t now = 1700000100000ULL * 1000;
     blob x = {.n = 0};
     x.b[x.n++] = 'C';
-    put(&x, 3, 8);
     put(&x, 2, 4);
     put_lease(&x, now + 1000000, now, 2, "first");
     put_lease(&x, now + 5000000, now - 10, 1, "second");
@@ -79,12 +77,12 @@ static void lease_states(redisContext *c) {
         blob bad = x;
         switch (k) {
         case 0: bad.n = 12; break;                  /* short */
-        case 1: bad.b[9] = 3; break;                /* three leases said, two held */
-        case 2: bad.b[9] = 1; break;                /* one said, two held */
+        case 1: bad.b[1] = 3; break;                /* three leases said, two held */
+        case 2: bad.b[1] = 1; break;                /* one said, two held */
         case 3: bad.n = leases_end - 2, put(&bad, 1, 8); break; /* the last id cut */
         case 4: bad.n = leases_end, put(&bad, 0, 1), put(&bad, 1, 8); break; /* a byte too many */
-        case 5: bad.b[13 + 16] = 0; bad.b[13 + 17] = 0; break; /* the first lease holds no units */
-        default: memset(bad.b + 13, 0xff, 8); break; /* it ends at -1, before the second: out of order */
+        case 5: bad.b[5 + 16] = 0; bad.b[5 + 17] = 0; break; /* the first lease holds no units */
+        default: memset(bad.b + 5, 0xff, 8); break; /* it ends at -1, before the second: out of order */
         }
         r = cmd(c, "RL.SETSTATE lss %b", (const char *)bad.b, bad.n);
         CHECK(r->type == REDIS_REPLY_ERROR && strcmp(r->str, "ERR state: not a valid state of this kind") == 0);

@@ -247,16 +247,13 @@ static void lease_id(mixer *m, const char *key, char *out, size_t n) {
     snprintf(out, n, "j%d", (int)(rnd(&m->r) % 4));
 }
 
-/* A lease key's state by hand (the layout of module/lease_type.c, little-endian): 'C', the id counter, the
- * count, each lease (end µs, acquired µs, units, id length, id), the expiry (ms, far in the future). */
+/* A lease key's state by hand (the layout of module/lease_type.c, little-endian): 'C', the count, each lease (end µs, acquired µs, units, id length, id), the expiry (ms, far in the future). */
 static void append_lease_state(mixer *m, redisContext *c, const char *key) {
     unsigned char b[128];
     size_t n = 0;
     b[n++] = 'C';
     int count = 1 + (int)(rnd(&m->r) % 3);
-    uint64_t fields[] = {rnd(&m->r) % 100, (uint64_t)count};
-    for (int k = 0; k < 8; k++) b[n++] = (unsigned char)(fields[0] >> (8 * k));
-    for (int k = 0; k < 4; k++) b[n++] = (unsigned char)(fields[1] >> (8 * k));
+    for (int k = 0; k < 4; k++) b[n++] = (unsigned char)((uint64_t)count >> (8 * k));
     uint64_t end = (uint64_t)m->clock_ms * 1000;
     for (int i = 0; i < count; i++) {
         end += (uint64_t)rnd_in(&m->r, 1, 2000000);

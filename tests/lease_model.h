@@ -3,8 +3,8 @@
  *
  *   held      = the units of the leases ending after now;
  *   admitted  iff an unexpired lease has the request's id (renewed: it ends lease_ms from now, keeps its
- *             units) or held + cost <= limit (a new lease; without an id, "<now_us>-<n>", n counting the
- *             ids made since the key last held no unexpired lease);
+ *             units) or held + cost <= limit (a new lease; without an id, "<now_us>-<n>", n the module's
+ *             count of ids made, in hex; next_id 0: not known yet, the first made id read sets it);
  *   retry     = denied, cost <= limit: the first lease end, tried one by one, after which the request fits;
  *   reset     = the last end, or 0;
  *   list      = the unexpired leases by when they were acquired, then by end, then by when their end was
@@ -34,7 +34,7 @@ typedef struct ref_lease {
 typedef struct lease_model {
     ref_lease v[MODEL_MAX_LEASES];
     int n;
-    uint64_t seq;
+    uint64_t next_id;
     long stamps;
 } lease_model;
 
@@ -66,7 +66,6 @@ static inline void model_compact(lease_model *m, int64_t now) {
 static inline rl_reply model_acquire(lease_model *m, int64_t limit, int64_t lease_ms, int64_t cost, const char *id,
                                      size_t id_len, int64_t now, char *out_id, size_t *out_len) {
     model_compact(m, now);
-    if (m->n == 0) m->seq = 0; /* no lease left: a new key */
     rl_reply r = {.limit = limit, .retry_after_ms = -1};
     int64_t held = model_held_after(m, now), end = now + lease_ms * 1000;
     int found = id ? model_find(m, now, id, id_len) : -1;
@@ -85,7 +84,8 @@ static inline rl_reply model_acquire(lease_model *m, int64_t limit, int64_t leas
             l->id_len = id_len;
             memcpy(l->id, id, id_len);
         } else {
-            l->id_len = (size_t)snprintf(l->id, sizeof l->id, "%lld-%llu", (long long)now, (unsigned long long)++m->seq);
+            l->id_len = (size_t)snprintf(l->id, sizeof l->id, "%lld-%llx", (long long)now, (unsigned long long)m->next_id);
+            m->next_id += m->next_id != 0;
         }
         l->units = cost;
         l->end_us = end;

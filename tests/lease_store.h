@@ -13,7 +13,7 @@
 typedef struct lease_store {
     rl_lease v[LEASE_STORE_MAX];
     int n;
-    uint64_t seq;
+    uint64_t next_id; /* the module's counter of made ids (module/store_lease.c); start it at 1 */
 } lease_store;
 
 static inline void lease_store_drop(lease_store *s, int at, int count) {
@@ -41,7 +41,6 @@ static inline void lease_store_apply(lease_store *s, const rl_lease_plan *plan, 
         memcpy(l.id, plan->id, plan->id_len);
     }
     lease_store_insert(s, &l);
-    s->seq = plan->seq;
 }
 
 /* RL.ACQUIRE: decide, apply; the plan goes to *plan when plan is not NULL. */
@@ -51,7 +50,8 @@ static inline rl_reply lease_store_acquire(lease_store *s, int64_t limit, int64_
     rl_reply r;
     rl_lease_plan local;
     rl_lease_plan *p = plan ? plan : &local;
-    rl_lease_decide(&req, s->v, s->n, s->seq, id, id_len, p, &r);
+    rl_lease_decide(&req, s->v, s->n, id, id_len, s->next_id, p, &r);
+    s->next_id += p->made;
     lease_store_apply(s, p, now);
     return r;
 }
@@ -71,7 +71,7 @@ static inline int lease_store_renew(lease_store *s, const char *id, size_t id_le
     int i = rl_lease_find(s->v, s->n, now, id, id_len);
     if (i < 0) return 0;
     rl_lease_plan plan = {.action = RL_LEASE_RENEW, .expired = rl_lease_expired(s->v, s->n, now), .found = i,
-                          .end_us = now + lease_ms * 1000, .seq = s->seq};
+                          .end_us = now + lease_ms * 1000};
     lease_store_apply(s, &plan, now);
     return 1;
 }

@@ -39,7 +39,7 @@ static int renew(store *s, const char *id, int64_t lease_ms, int64_t now) {
 /* --- 1. tables ----------------------------------------------------------------------------------------- */
 
 static void test_tables(void) {
-    store s = {.n = 0};
+    static store s = {.next_id = 1};
     rl_lease_plan plan;
     rl_reply r = acquire(&s, 3, 1000, 1, NULL, T0, &plan);
     CHECK_EQ(r.allowed, 1);
@@ -107,22 +107,31 @@ static void test_tables(void) {
     CHECK_EQ(plan.expired, 1);
     CHECK_EQ(r.granted, 1);
     CHECK_EQ(s.n, 1);
-    CHECK_EQ(s.seq, 0); /* every lease had ended: a new key, whose count starts over (and this id was given) */
+    CHECK_EQ(s.next_id, 2); /* an id given: none made */
     /* renew shorter: the lease ends sooner */
     CHECK_EQ(renew(&s, want, 1, T0 + 1050 * MS), 1);
     CHECK_EQ(s.v[0].end_us, T0 + 1051 * MS);
     r = acquire(&s, 1, 100, 1, NULL, T0 + 1051 * MS, &plan);
     CHECK_EQ(r.allowed, 1);
-    CHECK_EQ(s.seq, 1);
-    snprintf(want, sizeof want, "%lld-1", (long long)(T0 + 1051 * MS));
+    CHECK_EQ(s.next_id, 3);
+    snprintf(want, sizeof want, "%lld-2", (long long)(T0 + 1051 * MS)); /* the count goes on across keys' lives */
     CHECK(plan.id_len == strlen(want) && memcmp(plan.id, want, plan.id_len) == 0);
     /* a retry rounds up to whole ms: a lease ending 1 µs from now is 1 ms away */
-    store t = {.n = 0};
+    static store t = {.next_id = 0xfffffffffffffffeULL}; /* made ids in hex: the largest, then 0 */
     acquire(&t, 1, 1, 1, "x", T0, NULL);
     r = acquire(&t, 1, 1, 1, NULL, T0 + 999, NULL);
     CHECK_EQ(r.retry_after_ms, 1);
     CHECK_EQ(r.reset_after_ms, 1);
     CHECK_EQ(r.reset_after_us, 1);
+    r = acquire(&t, 1, 1, 1, NULL, T0 + 1000, &plan);
+    snprintf(want, sizeof want, "%lld-fffffffffffffffe", (long long)(T0 + 1000));
+    CHECK(r.allowed && plan.id_len == strlen(want) && memcmp(plan.id, want, plan.id_len) == 0);
+    r = acquire(&t, 1, 1, 1, NULL, T0 + 2000, &plan);
+    snprintf(want, sizeof want, "%lld-ffffffffffffffff", (long long)(T0 + 2000));
+    CHECK(r.allowed && plan.id_len == strlen(want) && memcmp(plan.id, want, plan.id_len) == 0);
+    r = acquire(&t, 1, 1, 1, NULL, T0 + 3000, &plan);
+    snprintf(want, sizeof want, "%lld-0", (long long)(T0 + 3000));
+    CHECK(r.allowed && plan.id_len == strlen(want) && memcmp(plan.id, want, plan.id_len) == 0);
 }
 
 /* --- 2. generated traces against the reference model ------------------------------------------------------ */
@@ -149,6 +158,7 @@ static void test_traces(void) {
     for (int trace = 0; trace < 400; trace++) {
         store *s = calloc(1, sizeof *s);
         model *m = calloc(1, sizeof *m);
+        s->next_id = m->next_id = 1;
         int64_t limit = rng_range(1, trace % 4 == 0 ? 200 : 8), now = T0 + rng_range(0, 1000000);
         int constant_limit = trace % 5 != 0;
         for (int step = 0; step < 300; step++, steps++) {

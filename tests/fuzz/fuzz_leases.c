@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     int64_t limit = 1 + data[0] % 16, now = 1700000000000000LL;
     key.n = 0;
-    key.seq = 0;
+    key.next_id = 1;
     for (size_t at = 1; at + 4 <= size; at += 4) {
         uint8_t what = data[at], step = data[at + 1];
         now += (what & 0x80) ? (int64_t)step * 1000 : step;
