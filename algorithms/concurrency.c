@@ -37,46 +37,27 @@ int rl_lease_insert_at(const rl_lease *leases, int n, int64_t end_us) {
     return lo;
 }
 
-/* v in decimal at out, two digits a step; its length (at most 20). */
-static size_t put_decimal(char *out, uint64_t v) {
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                   "8081828384858687888990919293949596979899";
-    char digits[20];
-    size_t at = sizeof digits;
-    while (v >= 100) {
-        unsigned pair = (unsigned)(v % 100) * 2;
-        v /= 100;
-        digits[--at] = pairs[pair + 1];
-        digits[--at] = pairs[pair];
-    }
-    if (v >= 10) {
-        digits[--at] = pairs[v * 2 + 1];
-        digits[--at] = pairs[v * 2];
-    } else {
-        digits[--at] = (char)('0' + v);
-    }
-    memcpy(out, digits + at, sizeof digits - at);
-    return sizeof digits - at;
-}
+/* "00" .. "ff": each byte's two hex digits. */
+static const char hex_pairs[513] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f"
+    "303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f"
+    "909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeef"
+    "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
-/* v in hexadecimal (lower case, no leading zeros) at out; its length (at most 16). */
-static size_t put_hex(char *out, uint64_t v) {
-    char digits[16];
-    size_t at = sizeof digits;
-    do {
-        digits[--at] = "0123456789abcdef"[v & 15];
-        v >>= 4;
-    } while (v);
-    memcpy(out, digits + at, sizeof digits - at);
-    return sizeof digits - at;
-}
-
-/* Written out rather than with snprintf, which cost a seventh of an acquire's instructions. */
-size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t number) {
-    size_t len = put_decimal(out, (uint64_t)(now_us < 0 ? 0 : now_us)); /* the clock is never below 0 */
-    out[len++] = '-';
-    return len + put_hex(out + len, number); /* at most 20 + 1 + 16 characters */
+/* The id of the number-th lease the module made: the number in hexadecimal, lower case, without leading
+ * zeros, written a byte (two digits) at a time rather than with snprintf, which cost a seventh of an
+ * acquire's instructions. */
+size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], uint64_t number) {
+    int shift = 56;
+    while (shift > 0 && (number >> shift) == 0) shift -= 8; /* the first byte that is not 0 */
+    unsigned first = (unsigned)(number >> shift) & 255;
+    size_t len = 0;
+    if (first >= 16) out[len++] = hex_pairs[2 * first]; /* "a", not "0a" */
+    out[len++] = hex_pairs[2 * first + 1];
+    for (shift -= 8; shift >= 0; shift -= 8, len += 2) memcpy(out + len, hex_pairs + 2 * ((number >> shift) & 255), 2);
+    return len; /* 1 to 16 characters */
 }
 
 /* The end of the first lease from `from` on at which `need` units have ended, relative to now. */
@@ -130,11 +111,14 @@ void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, const
             memcpy(plan->id, id, id_len);
         } else {
             plan->made = 1;
-            plan->id_len = (uint8_t)rl_lease_make_id(plan->id, now, next_id);
+            plan->id_len = (uint8_t)rl_lease_make_id(plan->id, next_id);
         }
     }
     reply->remaining = held < limit ? limit - held : 0;
-    rl_reply_times(reply, retry, last_end - now);
+    /* rl_reply_times, in 64 bits: both spans are below 2^46 ms in µs */
+    reply->retry_after_ms = retry < 0 ? -1 : (retry + 999) / 1000;
+    reply->reset_after_us = last_end - now;
+    reply->reset_after_ms = (reply->reset_after_us + 999) / 1000;
 }
 
 int rl_lease_valid(const rl_lease *leases, long long n) {

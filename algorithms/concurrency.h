@@ -78,11 +78,12 @@ int rl_lease_expired(const rl_lease *leases, int n, int64_t now_us);
  * it (so leases of one end stay in the order they were written). */
 int rl_lease_insert_at(const rl_lease *leases, int n, int64_t end_us);
 
-/* The id made for a lease taken at now_us without ID: "<now_us>-<number in hex>", in out; its length. The
- * number is the module's counter of ids made (module/store_lease.c), which no key resets: deleting a key
- * forgets its leases, and a key made again in the same µs (a pipeline that releases the last lease and
- * acquires again) must not hand out an id that a client still holding the old one could release. */
-size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], int64_t now_us, uint64_t number);
+/* The id made for a lease taken without ID: the module's count of made ids (module/store_lease.c) in hex,
+ * in out; its length. The count is the server's, never a key's: a key is deleted with its last lease, and one
+ * made again (a pipeline that releases the last lease and acquires again) must not hand out an id that a
+ * client still holding the old one could release. It starts at a random number when the module loads, so
+ * that a replica promoted at a failover does not make the ids its old primary made. */
+size_t rl_lease_make_id(char out[RL_LEASE_ID_MAX], uint64_t number);
 
 /* 1 when leases[0..n) could have been written by the module (an RDB, a RESTORE payload or an
  * RL.SETSTATE may be crafted): n within bounds, sorted by end, every field in its range. Ids need not be

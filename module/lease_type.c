@@ -51,29 +51,33 @@ static void drop(rl_lease_value *val, int at, int count) {
     val->n -= count;
 }
 
-static void insert(rl_lease_value *val, const rl_lease *lease) {
-    value_fit(val, val->n + 1);
-    int at = rl_lease_insert_at(val->v, val->n, lease->end_us);
-    memmove(&val->v[at + 1], &val->v[at], (size_t)(val->n - at) * sizeof *val->v);
-    val->v[at] = *lease;
+/* Room for a lease ending at end_us at its place by end: its slot, the ones after it moved up. */
+static rl_lease *make_room(rl_lease_value *val, int64_t end_us) {
+    if (val->n == val->cap) value_fit(val, val->n + 1);
+    int at = rl_lease_insert_at(val->v, val->n, end_us);
+    if (at < val->n) memmove(&val->v[at + 1], &val->v[at], (size_t)(val->n - at) * sizeof *val->v);
     val->n++;
+    return &val->v[at];
 }
 
 rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us) {
     rl_lease_value *val = value ? value : value_new();
     drop(val, 0, plan->expired);
-    rl_lease lease = {.end_us = plan->end_us, .acquired_us = now_us, .units = (int32_t)plan->units,
-                      .id_len = plan->id_len};
     if (plan->action == RL_LEASE_RENEW) {
         int at = plan->found - plan->expired;
-        lease = val->v[at];
-        lease.end_us = plan->end_us;
+        rl_lease renewed = val->v[at];
+        renewed.end_us = plan->end_us;
         drop(val, at, 1);
-    } else {
-        memcpy(lease.id, plan->id, plan->id_len);
+        *make_room(val, renewed.end_us) = renewed;
+    } else if (plan->action == RL_LEASE_ADD) {
+        rl_lease *lease = make_room(val, plan->end_us); /* written in place: the usual case, at the end */
+        lease->end_us = plan->end_us;
+        lease->acquired_us = now_us;
+        lease->units = (int32_t)plan->units;
+        lease->id_len = plan->id_len;
+        memcpy(lease->id, plan->id, plan->id_len);
     }
-    if (plan->action != RL_LEASE_KEEP) insert(val, &lease);
-    value_fit(val, val->n);
+    if (plan->expired) value_fit(val, val->n); /* (a renewal or an addition never leaves it emptier) */
     return val;
 }
 
@@ -157,7 +161,7 @@ void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString 
     }
     /* Every lease left has not ended (a write drops the ended ones): the key lives until the last ends. */
     int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, value->v[value->n - 1].end_us - now_us);
-    RedisModule_SetAbsExpire(key, expire_at_ms);
+    RedisModule_SetAbsExpire(key, expire_at_ms); /* (looking first would cost as much: the same lookup) */
     if (!rl_effects_on(ctx)) return;
     const rl_limiter *lim = rl_cell_limiter_of(key);
     size_t len;

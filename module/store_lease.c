@@ -22,9 +22,9 @@ static const char *lease_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL
     (void)err; /* every argument was checked by the parser */
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
-    int empty = RedisModule_KeyType(p->key) == REDISMODULE_KEYTYPE_EMPTY; /* else this limiter's type, or WRONGTYPE */
-    if (!empty && RedisModule_ModuleTypeGetType(p->key) != p->lim->type) return REDISMODULE_ERRORMSG_WRONGTYPE;
-    rl_lease_value *stored = empty ? NULL : RedisModule_ModuleTypeGetValue(p->key);
+    rl_lease_value *stored = NULL; /* this limiter's leases, none (an empty key), or WRONGTYPE */
+    if (RedisModule_ModuleTypeGetType(p->key) == p->lim->type) stored = RedisModule_ModuleTypeGetValue(p->key);
+    else if (RedisModule_KeyType(p->key) != REDISMODULE_KEYTYPE_EMPTY) return REDISMODULE_ERRORMSG_WRONGTYPE;
     size_t id_len = 0;
     const char *id = p->id ? RedisModule_StringPtrLen(p->id, &id_len) : NULL;
     p->u.lease.stored = stored;

@@ -1960,13 +1960,11 @@ static int lease_agrees(const argv_t *a, const prediction *p, const rl_result *f
     if (p->dry || f->allowed == 0) return lease == NULL;
     if (!lease) return 0;
     if (p->id_at) return lease->len == a->l[p->id_at] && memcmp(lease->str, a->v[p->id_at], lease->len) == 0;
-    size_t dash = 0; /* a made id: "<µs in decimal>-<the module's count in hex>" */
-    for (size_t i = 0; i < lease->len; i++) {
+    for (size_t i = 0; i < lease->len; i++) { /* a made id: the module's count in hex, no leading zero */
         char ch = lease->str[i];
-        if (ch == '-' && !dash && i > 0) dash = i;
-        else if (!(ch >= '0' && ch <= '9') && !(dash && ch >= 'a' && ch <= 'f')) return 0;
+        if (!(ch >= '0' && ch <= '9') && !(ch >= 'a' && ch <= 'f')) return 0;
     }
-    if (!dash || dash == lease->len - 1 || lease->len > 64) return 0;
+    if (lease->len < 1 || lease->len > 16 || (lease->len > 1 && lease->str[0] == '0')) return 0;
     unsigned slot = made_next++ % 8;
     memcpy(made_ids[slot], lease->str, lease->len);
     made_len[slot] = lease->len;

@@ -3,8 +3,8 @@
  *
  *   held      = the units of the leases ending after now;
  *   admitted  iff an unexpired lease has the request's id (renewed: it ends lease_ms from now, keeps its
- *             units) or held + cost <= limit (a new lease; without an id, "<now_us>-<n>", n the module's
- *             count of ids made, in hex; next_id 0: not known yet, the first made id read sets it);
+ *             units) or held + cost <= limit (a new lease; without an id, the module's count of ids made,
+ *             in hex);
  *   retry     = denied, cost <= limit: the first lease end, tried one by one, after which the request fits;
  *   reset     = the last end, or 0;
  *   list      = the unexpired leases by when they were acquired, then by end, then by when their end was
@@ -84,7 +84,7 @@ static inline rl_reply model_acquire(lease_model *m, int64_t limit, int64_t leas
             l->id_len = id_len;
             memcpy(l->id, id, id_len);
         } else {
-            l->id_len = (size_t)snprintf(l->id, sizeof l->id, "%lld-%llx", (long long)now, (unsigned long long)m->next_id);
+            l->id_len = (size_t)snprintf(l->id, sizeof l->id, "%llx", (unsigned long long)m->next_id);
             m->next_id += m->next_id != 0;
         }
         l->units = cost;
