@@ -90,8 +90,8 @@ extern const rl_steps rl_cell_steps, rl_log_steps, rl_lease_steps;
 int rl_cell_types_register(RedisModuleCtx *ctx);
 unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell);
 int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell, unsigned n);
-/* The cell limiter whose data type an open key holds: NULL if the key is empty, RL_CELL_OTHER if it holds
- * anything else. */
+/* The limiter whose module data type an open key holds (a cell limiter's, or a concurrency limiter's leases,
+ * whose type lease_type.c registers): NULL if the key is empty, RL_CELL_OTHER if it holds anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
 /* Store cell's n words in an open key: into the existing value (stored, of stored_words words; NULL if
