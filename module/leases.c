@@ -68,9 +68,28 @@ static int written(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *
     return RedisModule_ReplyWithLongLong(ctx, count(stat, RL_TALLY_DECIDED, 1));
 }
 
-static int missing(RedisModuleCtx *ctx, RedisModuleKey *key, int stat) {
-    RedisModule_CloseKey(key);
-    return RedisModule_ReplyWithLongLong(ctx, count(stat, RL_TALLY_DECIDED, 0));
+/* The lease a release or a renewal names: its key open for writing, its leases, the time, its index. */
+typedef struct named_lease {
+    RedisModuleKey *key;
+    rl_lease_value *value;
+    int64_t now_us;
+    int at;
+} named_lease;
+
+/* Find the unexpired lease named id on keyname: 1 when found (the key left open in *l), else 0 after
+ * answering (0 when there is no such lease, WRONGTYPE), the key closed. */
+static int find_named(RedisModuleCtx *ctx, RedisModuleString *keyname, const char *id, size_t id_len, int stat,
+                      named_lease *l) {
+    if (open_leases(ctx, keyname, REDISMODULE_READ | REDISMODULE_WRITE, &l->key, &l->value) != 0) {
+        fail(ctx, stat, REDISMODULE_ERRORMSG_WRONGTYPE);
+        return 0;
+    }
+    l->now_us = rl_clock_now_us();
+    l->at = l->value ? rl_lease_find(l->value->v, l->value->n, l->now_us, id, id_len) : -1;
+    if (l->at >= 0) return 1;
+    RedisModule_CloseKey(l->key); /* none: answered 0, nothing written */
+    RedisModule_ReplyWithLongLong(ctx, count(stat, RL_TALLY_DECIDED, 0));
+    return 0;
 }
 
 int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
@@ -78,15 +97,10 @@ int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     size_t id_len;
     const char *id = id_of(argv[2], &id_len);
     if (!id) return fail(ctx, RL_STAT_RELEASE, BAD_ID);
-    RedisModuleKey *key;
-    rl_lease_value *value;
-    if (open_leases(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &value) != 0)
-        return fail(ctx, RL_STAT_RELEASE, REDISMODULE_ERRORMSG_WRONGTYPE);
-    int64_t now_us = rl_clock_now_us();
-    int i = value ? rl_lease_find(value->v, value->n, now_us, id, id_len) : -1;
-    if (i < 0) return missing(ctx, key, RL_STAT_RELEASE);
-    rl_lease_remove(value, i, now_us);
-    return written(ctx, key, argv[1], value, now_us, RL_STAT_RELEASE, "rl.release");
+    named_lease l;
+    if (!find_named(ctx, argv[1], id, id_len, RL_STAT_RELEASE, &l)) return REDISMODULE_OK;
+    rl_lease_remove(l.value, l.at, l.now_us);
+    return written(ctx, l.key, argv[1], l.value, l.now_us, RL_STAT_RELEASE, "rl.release");
 }
 
 int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
@@ -100,19 +114,14 @@ int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         rl_range_error(err, "lease_ms", 1, RL_MAX_PERIOD_MS);
         return fail(ctx, RL_STAT_RENEW, err);
     }
-    RedisModuleKey *key;
-    rl_lease_value *value;
-    if (open_leases(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &value) != 0)
-        return fail(ctx, RL_STAT_RENEW, REDISMODULE_ERRORMSG_WRONGTYPE);
-    int64_t now_us = rl_clock_now_us();
-    int i = value ? rl_lease_find(value->v, value->n, now_us, id, id_len) : -1;
-    if (i < 0) return missing(ctx, key, RL_STAT_RENEW);
+    named_lease l;
+    if (!find_named(ctx, argv[1], id, id_len, RL_STAT_RENEW, &l)) return REDISMODULE_OK;
     rl_lease_plan plan = {.action = RL_LEASE_RENEW,
-                          .expired = rl_lease_expired(value->v, value->n, now_us),
-                          .found = i,
-                          .end_us = now_us + lease_ms * 1000};
-    rl_lease_apply(value, &plan, now_us);
-    return written(ctx, key, argv[1], value, now_us, RL_STAT_RENEW, "rl.renew");
+                          .expired = rl_lease_expired(l.value->v, l.value->n, l.now_us),
+                          .found = l.at,
+                          .end_us = l.now_us + lease_ms * 1000};
+    rl_lease_apply(l.value, &plan, l.now_us);
+    return written(ctx, l.key, argv[1], l.value, l.now_us, RL_STAT_RENEW, "rl.renew");
 }
 
 /* RL.LEASES lists by age: the leases' positions sorted by when each was acquired (ties by end). */

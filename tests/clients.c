@@ -30,19 +30,41 @@ struct load {
 
 /* --- one request in flight --------------------------------------------------------------------------- */
 
-pending pending_send(const server *s, const char *line) {
-    pending p = {server_connect(s), 0, 0, {0}};
-    p.id = cmd_int(p.c, "CLIENT ID");
+/* Send line on c, not reading the reply. */
+static void send_line(redisContext *c, const char *line) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", line);
     const char *argv[32];
     size_t lens[32];
     int n = split_words(buf, argv, lens, 32);
-    redisAppendCommandArgv(p.c, n, argv, lens);
+    redisAppendCommandArgv(c, n, argv, lens);
     int done = 0;
     while (!done)
-        if (redisBufferWrite(p.c, &done) != REDIS_OK) break;
+        if (redisBufferWrite(c, &done) != REDIS_OK) break;
+}
+
+pending pending_send(const server *s, const char *line) {
+    pending p = {server_connect(s), 0, 0, {0}};
+    p.id = cmd_int(p.c, "CLIENT ID");
+    send_line(p.c, line);
     return p;
+}
+
+redisContext *send_alone(const server *s, const char *line) {
+    redisContext *c = server_connect(s);
+    send_line(c, line);
+    return c;
+}
+
+long long clients_waiting(redisContext *c) { return info_field(c, "ratelimit", "ratelimit_clients_waiting"); }
+
+int wait_for_waiting(redisContext *c, long long n) {
+    for (int i = 0; i < 500; i++) {
+        if (clients_waiting(c) == n) return 1;
+        sleep_ms(10);
+    }
+    fprintf(stderr, "     %lld clients waiting, expected %lld\n", clients_waiting(c), n);
+    return 0;
 }
 
 int pending_poll(pending *p, int ms) {

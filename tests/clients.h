@@ -22,6 +22,12 @@ typedef struct pending {
 
 /* Send line (split on spaces) to s on a new connection. */
 pending pending_send(const server *s, const char *line);
+/* The same, returning only the connection: the caller reads the reply (redisGetReply) or closes it. */
+redisContext *send_alone(const server *s, const char *line);
+/* The clients the module counts as waiting now (INFO ratelimit's clients_waiting), and 1 once it counts n
+ * (polled for up to 5 s; what it counted is printed if not). */
+long long clients_waiting(redisContext *c);
+int wait_for_waiting(redisContext *c, long long n);
 /* Read p's reply if it arrives within ms; 1 once it has. */
 int pending_poll(pending *p, int ms);
 /* Close p's connection. */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "clients.h"
 #define RNG_SEED 0xc0ffee11ULL
 #include "lease_model.h"
 #include "rng.h"
@@ -329,19 +330,6 @@ static void test_bad_input(void) {
 
 /* --- waiting -------------------------------------------------------------------------------------------- */
 
-/* A request sent on a connection of its own; its reply read later. */
-static redisContext *send_on_own(const char *line) {
-    redisContext *w = server_connect(srv);
-    words ws;
-    snprintf(ws.line, sizeof ws.line, "%s", line);
-    ws.argc = split_words(ws.line, ws.argv, ws.lens, 64);
-    redisAppendCommandArgv(w, ws.argc, ws.argv, ws.lens);
-    int done = 0;
-    while (!done)
-        if (redisBufferWrite(w, &done) != REDIS_OK) break;
-    return w;
-}
-
 static acq read_on_own(redisContext *w, int timeout_ms) {
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     redisSetTimeout(w, tv);
@@ -353,13 +341,6 @@ static acq read_on_own(redisContext *w, int timeout_ms) {
     return a;
 }
 
-static int wait_for_waiting(long long n) {
-    for (int i = 0; i < 500; i++) {
-        if (info_field(c, "ratelimit", "ratelimit_clients_waiting") == n) return 1;
-        sleep_ms(10);
-    }
-    return 0;
-}
 
 static void test_wait(void) {
     clock_set(c, T0); /* frozen: only a release or a call can admit */
@@ -370,15 +351,15 @@ static void test_wait(void) {
     for (int i = 0; i < 3; i++) {
         char line[128];
         snprintf(line, sizeof line, "RL.ACQUIRE w 2 60000 ID %s WAIT 20000", ids[i]);
-        w[i] = send_on_own(line);
-        CHECK(wait_for_waiting(i + 1)); /* in this order */
+        w[i] = send_alone(srv, line);
+        CHECK(wait_for_waiting(c, i + 1)); /* in this order */
     }
     /* the expiry-based retry (60 s) is beyond the timeout, yet they wait: a release may come first */
     CHECK_EQ(cmd_int(c, "RL.RELEASE w a"), 1);
     acq a = read_on_own(w[0], 5000);
     CHECK(acq_is(&a, 1, 2, 0, -1, 60000));
     CHECK_STR(a.lease, "w1");
-    CHECK(wait_for_waiting(2));
+    CHECK(wait_for_waiting(c, 2));
     /* a fresh call does not pass the waiters */
     a = acquire(c, "RL.ACQUIRE w 2 60000");
     CHECK(a.ok && a.f[0] == 0);
@@ -388,12 +369,12 @@ static void test_wait(void) {
     CHECK_EQ(cmd_int(c, "RL.RELEASE w w1"), 1);
     a = read_on_own(w[2], 5000);
     CHECK_STR(a.lease, "w3");
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
     CHECK_LEASES(c, "w", "w2:1:60000 w3:1:60000");
     for (int i = 0; i < 3; i++) redisFree(w[i]);
     /* expiry admits too: the clock moves past the leases' end */
-    redisContext *x = send_on_own("RL.ACQUIRE w 2 1000 ID late WAIT 20000");
-    CHECK(wait_for_waiting(1));
+    redisContext *x = send_alone(srv, "RL.ACQUIRE w 2 1000 ID late WAIT 20000");
+    CHECK(wait_for_waiting(c, 1));
     clock_set(c, T0 + 60000);
     a = read_on_own(x, 5000);
     CHECK(acq_is(&a, 1, 2, 1, -1, 1000));
@@ -403,13 +384,13 @@ static void test_wait(void) {
     a = acquire(c, "RL.ACQUIRE w 2 1000 COST 3 WAIT 20000");
     CHECK(acq_is(&a, 0, 2, 1, -1, 1000));
     acquire(c, "RL.ACQUIRE w 2 1000 ID fill");
-    x = send_on_own("RL.ACQUIRE w 2 1000 WAIT 200");
+    x = send_alone(srv, "RL.ACQUIRE w 2 1000 WAIT 200");
     a = read_on_own(x, 5000);
     CHECK(acq_is(&a, 0, 2, 0, 1000, 1000));
     redisFree(x);
     /* RL.RESET forgets the key: its waiter is admitted */
-    x = send_on_own("RL.ACQUIRE w 2 1000 ID after-reset WAIT 20000");
-    CHECK(wait_for_waiting(1));
+    x = send_alone(srv, "RL.ACQUIRE w 2 1000 ID after-reset WAIT 20000");
+    CHECK(wait_for_waiting(c, 1));
     CHECK_EQ(cmd_int(c, "RL.RESET w"), 1);
     a = read_on_own(x, 5000);
     CHECK(acq_is(&a, 1, 2, 1, -1, 1000));

@@ -26,17 +26,6 @@
 
 #define T0 1700000000000LL
 
-static long long waiting(redisContext *c) { return info_field(c, "ratelimit", "ratelimit_clients_waiting"); }
-
-/* Until the module counts n waiting clients (up to 5 s). */
-static int wait_for_waiting(redisContext *c, long long n) {
-    for (int i = 0; i < 500; i++) {
-        if (waiting(c) == n) return 1;
-        sleep_ms(10);
-    }
-    fprintf(stderr, "     %lld clients waiting, expected %lld\n", waiting(c), n);
-    return 0;
-}
 
 static int alive(redisContext *c) { return cmd_status_is(c, "PONG", "PING"); }
 
@@ -55,7 +44,7 @@ static void test_pause_expired_key(server *s, redisContext *c) {
     sleep_ms(1500); /* its turn and the key's TTL pass while paused */
     CHECK(alive(c));
     CHECK(!pending_poll(&w, 0)); /* held: nothing admitted while writes are paused */
-    CHECK_EQ(waiting(c), 1);
+    CHECK_EQ(clients_waiting(c), 1);
     CHECK(cmd_status_is(c, "OK", "CLIENT UNPAUSE"));
     CHECK(pending_poll(&w, 5000));
     CHECK(w.r.ok && w.r.allowed == 1 && w.r.remaining == 0);
@@ -114,7 +103,7 @@ static void test_pause_timeouts(server *s, redisContext *c) {
     CHECK(!pending_poll(&admit, 0)); /* would be admitted: it waits for the pause to end */
     CHECK(!pending_poll(&unblock_admit, 0));
     CHECK(!pending_poll(&unblock_deny, 0));
-    CHECK_EQ(waiting(c), 3);
+    CHECK_EQ(clients_waiting(c), 3);
 
     /* CLIENT UNBLOCK: a denial is answered; an admission cannot be written, so nothing is decided. */
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld", unblock_deny.id), 1);

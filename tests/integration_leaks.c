@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "clients.h"
 #include "server.h"
 
 #define T0 1700000000000LL
@@ -97,15 +98,10 @@ static void lease_states(redisContext *c) {
     run(c, "RL.LEASES lsscopy");
 }
 
-/* A request sent on a connection of its own, not read. */
-static redisContext *send_alone(const server *s, const char *line) {
-    redisContext *w = server_connect(s);
-    words ws;
-    snprintf(ws.line, sizeof ws.line, "%s", line);
-    ws.argc = split_words(ws.line, ws.argv, ws.lens, 64);
-    redisAppendCommandArgv(w, ws.argc, ws.argv, ws.lens);
-    int done = 0;
-    while (!done && redisBufferWrite(w, &done) == REDIS_OK) {}
+/* A request sent on a connection of its own, not read, given 30 ms to reach the server (so that waiters
+ * queue in the order they are sent). */
+static redisContext *queued(const server *s, const char *line) {
+    redisContext *w = send_alone(s, line);
     sleep_ms(30);
     return w;
 }
@@ -128,13 +124,13 @@ static int answered(redisContext *w, long long allowed) {
 static void lease_waiters(const server *s, redisContext *c) {
     run(c, "RL.CLOCK SET 1700000400000");
     run(c, "RL.ACQUIRE lw 1 1000 ID holder");
-    redisContext *timed_out = send_alone(s, "RL.ACQUIRE lw 1 1000 WAIT 30");
+    redisContext *timed_out = queued(s, "RL.ACQUIRE lw 1 1000 WAIT 30");
     CHECK(answered(timed_out, 0));
-    redisContext *by_release = send_alone(s, "RL.ACQUIRE lw 1 1000 ID w0 WAIT 60000");
-    redisContext *gone = send_alone(s, "RL.ACQUIRE lw 1 1000 WAIT 60000");
-    redisContext *by_clock = send_alone(s, "RL.ACQUIRE lw 1 1000 COST 1 WAIT 60000");
+    redisContext *by_release = queued(s, "RL.ACQUIRE lw 1 1000 ID w0 WAIT 60000");
+    redisContext *gone = queued(s, "RL.ACQUIRE lw 1 1000 WAIT 60000");
+    redisContext *by_clock = queued(s, "RL.ACQUIRE lw 1 1000 COST 1 WAIT 60000");
     run(c, "RL.ALL 1 {lw}l LIMIT CONCURRENCY 1 500 ID first");
-    redisContext *all = send_alone(s, "RL.ALL 2 {lw}t {lw}l WAIT 60000 LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 1000");
+    redisContext *all = queued(s, "RL.ALL 2 {lw}t {lw}l WAIT 60000 LIMIT TOKEN 5 1 1000 LIMIT CONCURRENCY 1 1000");
     redisFree(gone);
     sleep_ms(30);
     run(c, "RL.RELEASE lw holder");
@@ -143,15 +139,15 @@ static void lease_waiters(const server *s, redisContext *c) {
     CHECK(answered(by_clock, 1));
     CHECK(answered(all, 1));
     run(c, "RL.ACQUIRE lr 1 60000");
-    redisContext *by_reset = send_alone(s, "RL.ACQUIRE lr 1 1000 WAIT 60000");
+    redisContext *by_reset = queued(s, "RL.ACQUIRE lr 1 1000 WAIT 60000");
     run(c, "RL.RESET lr");
     CHECK(answered(by_reset, 1));
     run(c, "RL.ACQUIRE ln 1 60000 ID h");
-    redisContext *by_renew = send_alone(s, "RL.ACQUIRE ln 1 1000 WAIT 60000");
+    redisContext *by_renew = queued(s, "RL.ACQUIRE ln 1 1000 WAIT 60000");
     run(c, "RL.RENEW ln h 10");
     run(c, "RL.CLOCK ADVANCE 10");
     CHECK(answered(by_renew, 1));
-    redisContext *unblocked = send_alone(s, "RL.ACQUIRE ln 1 1000 ID u WAIT 60000");
+    redisContext *unblocked = queued(s, "RL.ACQUIRE ln 1 1000 ID u WAIT 60000");
     redisReply *list = cmdline(c, "CLIENT LIST TYPE normal");
     for (char *line = list->str; line && *line;) {
         char *nl = strchr(line, '\n');

@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "clients.h"
 #include "server.h"
 #include "suite.h"
 
@@ -560,16 +561,6 @@ static void waiter_close(waiter *w) {
     w->closed = 1;
 }
 
-static long long waiting(void) { return info_field(c, "ratelimit", "ratelimit_clients_waiting"); }
-
-static int wait_for_waiting(long long n) {
-    for (int i = 0; i < 500; i++) {
-        if (waiting() == n) return 1;
-        sleep_ms(10);
-    }
-    fprintf(stderr, "     %lld clients waiting, expected %lld\n", waiting(), n);
-    return 0;
-}
 
 /* The ids RL.LEASES lists, as one string "id id ..." sorted, for comparing sets. */
 static int id_order(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -671,14 +662,14 @@ static void test_fifo(void) {
     static waiter w[QUEUE];
     for (int i = 0; i < QUEUE; i++) {
         w[i] = waiter_send("RL.ACQUIRE lr:fifo %d 60000 WAIT 60000", LIMIT);
-        if (!CHECK(wait_for_waiting(i + 1))) break;
+        if (!CHECK(wait_for_waiting(c, i + 1))) break;
     }
     int stay = 0;
     for (int i = 0; i < QUEUE; i++) {
         if (i % LEAVES_EVERY == 12) waiter_close(&w[i]);
         else stay++;
     }
-    CHECK(wait_for_waiting(stay));
+    CHECK(wait_for_waiting(c, stay));
 
     int expected = 0, in_order = 1, served = 0, extra = 0, early = 0;
     for (int step = 0; step < stay; step++) {
@@ -717,7 +708,7 @@ static void test_fifo(void) {
     CHECK_EQ(served, stay);
     CHECK_EQ(extra, 0);
     CHECK_EQ(early, 0); /* a slot freed by expiry came back no earlier than the expiry */
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
     /* The last five admitted still hold the slots: their clients are gone. */
     redisReply *r = cmd(c, "RL.LEASES lr:fifo");
     CHECK(reply_is_array(r, LIMIT));

@@ -33,17 +33,6 @@ static redisContext *c;
 
 static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", ms)); }
 static void advance(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK ADVANCE %lld", ms)); }
-static long long waiting(void) { return info_field(c, "ratelimit", "ratelimit_clients_waiting"); }
-
-/* Until the module counts n waiting clients (up to 5 s). */
-static int wait_for_waiting(long long n) {
-    for (int i = 0; i < 500; i++) {
-        if (waiting() == n) return 1;
-        sleep_ms(10);
-    }
-    fprintf(stderr, "     %lld clients waiting, expected %lld\n", waiting(), n);
-    return 0;
-}
 
 /* The ids of the clients blocked in a command (CLIENT LIST's cmd=), lowest (earliest) first. */
 static int blocked_ids(const char *command, long long *ids, int max) {
@@ -76,7 +65,7 @@ static void test_fifo(void) {
     pending p[3];
     for (int i = 0; i < 3; i++) {
         p[i] = pending_send(srv, "RL.TOKEN wt:f 1 1 1000 WAIT 60000");
-        CHECK(wait_for_waiting(i + 1));
+        CHECK(wait_for_waiting(c, i + 1));
     }
     CHECK(!pending_poll(&p[0], 50)); /* the clock holds still: nothing fits */
     for (int step = 0; step < 3; step++) {
@@ -84,7 +73,7 @@ static void test_fifo(void) {
         CHECK(pending_poll(&p[step], 2000));
         CHECK(p[step].r.ok && p[step].r.allowed == 1 && p[step].r.remaining == 0 && p[step].r.reset_after_ms == 1000);
         for (int later = step + 1; later < 3; later++) CHECK(!pending_poll(&p[later], 50));
-        CHECK(wait_for_waiting(2 - step));
+        CHECK(wait_for_waiting(c, 2 - step));
     }
     for (int i = 0; i < 3; i++) pending_close(&p[i]);
 
@@ -93,7 +82,7 @@ static void test_fifo(void) {
     CHECK(cmd_int(c, "DEL wt:j") >= 0);
     CHECK(rl(c, "RL.TOKEN wt:j 1 1 1000").allowed == 1);
     pending w = pending_send(srv, "RL.TOKEN wt:j 1 1 1000 WAIT 60000");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     redisAppendCommand(c, "RL.CLOCK ADVANCE 1000");
     redisAppendCommand(c, "RL.TOKEN wt:j 1 1 1000");
     freeReplyObject(next_reply(c));
@@ -110,7 +99,7 @@ static void test_fifo(void) {
     CHECK(rl(c, "RL.TOKEN wt:ro 1 1 1000").allowed == 1);
     CHECK(rl(c, "RL.TOKEN wt:other 5 1 1000").allowed == 1);
     pending ro = pending_send(srv, "RL.TOKEN wt:ro 1 1 1000 WAIT 60000");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     for (int i = 0; i < 3; i++) {
         CHECK(rl(c, "RL.TOKEN_RO wt:other 5 1 1000").remaining == 3);
         CHECK(rl(c, "RL.TOKEN wt:other 5 1 1000 DRYRUN").remaining == 3);
@@ -129,9 +118,9 @@ static void test_fifo(void) {
     CHECK(cmd_int(c, "DEL wt:h") >= 0);
     CHECK(rl(c, "RL.TOKEN wt:h 3 1 1000 COST 3").allowed == 1);
     pending big = pending_send(srv, "RL.TOKEN wt:h 3 1 1000 COST 3 WAIT 60000");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     pending small = pending_send(srv, "RL.TOKEN wt:h 3 1 1000 COST 1 WAIT 60000");
-    CHECK(wait_for_waiting(2));
+    CHECK(wait_for_waiting(c, 2));
     advance(1000);
     CHECK(!pending_poll(&small, 100) && !pending_poll(&big, 10));
     advance(2000);
@@ -141,7 +130,7 @@ static void test_fifo(void) {
     CHECK(pending_poll(&small, 2000) && small.r.allowed == 1);
     pending_close(&big);
     pending_close(&small);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
 }
 
 /* 2. timeouts and where WAIT does not block -------------------------------------------------------------- */
@@ -162,13 +151,13 @@ static void test_timeouts(void) {
     /* Fits in 1000 ms, may wait 1500, but the frozen clock never gets there: after 1500 ms of real time the
      * denial of that moment (the clock moved 400 ms meanwhile: fresh fields). */
     pending p = pending_send(srv, "RL.TOKEN wt:t 1 1 1000 WAIT 1500");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     advance(400);
     CHECK(!pending_poll(&p, 800));
     CHECK(pending_poll(&p, 3000));
     CHECK(p.r.ok && p.r.allowed == 0 && p.r.retry_after_ms == 600 && p.r.reset_after_ms == 600);
     pending_close(&p);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
 
     CHECK(cmd_status_is(c, "ERR WAIT: must be an integer between 1 and 1000000000000", "RL.TOKEN wt:t 1 1 1000 WAIT 0"));
     CHECK(cmd_status_is(c, "ERR REFUND: cannot be combined with WAIT", "RL.TOKEN wt:t 1 1 1000 WAIT 10 REFUND 1"));
@@ -187,7 +176,7 @@ static void test_timeouts(void) {
     /* DRYRUN never waits either. */
     r = rl(c, "RL.TOKEN wt:t 1 1 1000 WAIT 60000 DRYRUN");
     CHECK(r.ok && r.allowed == 0);
-    CHECK(waiting() == 0);
+    CHECK(clients_waiting(c) == 0);
 }
 
 /* Budget that comes back admits the waiters that now fit at once, under a clock that stands still: a refund
@@ -200,7 +189,7 @@ static void test_budget_back(void) {
         CHECK(cmd_int(c, "DEL wt:b") >= 0);
         CHECK(rl(c, "RL.TOKEN wt:b 1 1 1000").allowed == 1);
         pending p = pending_send(srv, "RL.TOKEN wt:b 1 1 1000 WAIT 60000");
-        CHECK(wait_for_waiting(1));
+        CHECK(wait_for_waiting(c, 1));
         CHECK(!pending_poll(&p, 50));
         redisReply *x = cmdline(c, "%s", gives_back[i]);
         CHECK(x->type != REDIS_REPLY_ERROR);
@@ -208,7 +197,7 @@ static void test_budget_back(void) {
         CHECK(pending_poll(&p, 5000));
         CHECK(p.r.ok && p.r.allowed == 1 && p.r.remaining == 0);
         pending_close(&p);
-        CHECK(wait_for_waiting(0));
+        CHECK(wait_for_waiting(c, 0));
     }
 }
 
@@ -219,9 +208,9 @@ static void test_unblock(void) {
     CHECK(cmd_int(c, "DEL wt:u") >= 0);
     CHECK(rl(c, "RL.WINDOW wt:u 1 1000 FIXED").allowed == 1);
     pending a = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     pending b = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
-    CHECK(wait_for_waiting(2));
+    CHECK(wait_for_waiting(c, 2));
     long long ids[2] = {0, 0};
     CHECK(blocked_ids("rl.window", ids, 2) == 2);
     advance(300);
@@ -231,21 +220,21 @@ static void test_unblock(void) {
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld ERROR", ids[1]), 1);
     CHECK(pending_poll(&b, 2000));
     CHECK(!b.r.ok && strncmp(b.r.error, "UNBLOCKED", 9) == 0);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
     pending_close(&a);
     pending_close(&b);
 
     /* A waiter that disconnects: the next one is served when the window turns, nothing is left. */
     pending gone = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     pending next = pending_send(srv, "RL.WINDOW wt:u 1 1000 FIXED WAIT 60000");
-    CHECK(wait_for_waiting(2));
+    CHECK(wait_for_waiting(c, 2));
     pending_close(&gone);
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     advance(700);
     CHECK(pending_poll(&next, 2000) && next.r.allowed == 1 && next.r.remaining == 0);
     pending_close(&next);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
     CHECK_EQ(info_field(c, "clients", "blocked_clients"), 0);
 }
 
@@ -257,7 +246,7 @@ static void test_unblock(void) {
 static long long collect(pending *p, int n, long long before_waiting, long long *admitted, int *order_ok) {
     long long got = 0, answered_now = 0, target = 0;
     for (int tries = 0; tries < 200; tries++) {
-        target = before_waiting - waiting();
+        target = before_waiting - clients_waiting(c);
         for (int i = 0; i < n; i++) {
             if (p[i].answered) continue;
             if (pending_poll(&p[i], 0)) {
@@ -278,16 +267,16 @@ static void exactness(const char *what, const char *line, long long step_ms, lon
     clock_set(T0);
     pending p[NWAIT];
     for (int i = 0; i < NWAIT; i++) { /* one by one, so that arrival order is the index */
-        long long before = waiting();
+        long long before = clients_waiting(c);
         p[i] = pending_send(srv, line);
-        for (int t = 0; t < 200 && waiting() == before && !pending_poll(&p[i], 0); t++) sleep_ms(5);
+        for (int t = 0; t < 200 && clients_waiting(c) == before && !pending_poll(&p[i], 0); t++) sleep_ms(5);
     }
     long long admitted = 0;
     for (int i = 0; i < NWAIT; i++)
         if (p[i].answered && p[i].r.allowed == 1) admitted++;
     int order_ok = admitted == per_step, exact = 1;
     for (int s = 0; admitted < NWAIT && s < 40; s++) {
-        long long before = waiting();
+        long long before = clients_waiting(c);
         advance(step_ms);
         if (collect(p, NWAIT, before, &admitted, &order_ok) > per_step) exact = 0;
     }
@@ -295,7 +284,7 @@ static void exactness(const char *what, const char *line, long long step_ms, lon
         fprintf(stderr, "     %s: %lld admitted, order %d, never above %lld per step %d\n", what, admitted, order_ok,
                 per_step, exact);
     for (int i = 0; i < NWAIT; i++) pending_close(&p[i]);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
 }
 
 static void test_exactness(void) {
@@ -314,12 +303,12 @@ static void test_all_and_real_clock(void) {
     CHECK(reply_is_array(x, 5) && x->element[0]->integer == 1);
     freeReplyObject(x);
     pending p = pending_send(srv, "RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     advance(1000); /* both fit: admitted */
     CHECK(pending_poll(&p, 2000));
     pending_close(&p);
     pending q = pending_send(srv, "RL.ALL 2 {wa}s {wa}m WAIT 60000 LIMIT TOKEN 1 1 1000 LIMIT WINDOW 2 3000 FIXED");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     advance(1000); /* the bucket fits, the window (2 per 3 s, spent) does not */
     CHECK(!pending_poll(&q, 200));
     advance(1000); /* a new window */
@@ -350,7 +339,7 @@ static void test_replication(void) {
     pending p[4];
     for (int i = 0; i < 4; i++) {
         p[i] = pending_send(srv, "RL.TOKEN wt:rep 2 1 1000 WAIT 600000");
-        CHECK(wait_for_waiting(i + 1));
+        CHECK(wait_for_waiting(c, i + 1));
     }
     /* Waiting writes nothing: at most a replication PING (14 bytes) may pass meanwhile, never an effect. */
     long long offset = info_field(c, "replication", "master_repl_offset");
@@ -363,7 +352,7 @@ static void test_replication(void) {
     CHECK(cmd_status_is(c, "OK", "SET wt:barrier 1"));
     check_replicated(c, rc, "wt:rep", NULL);
     for (int i = 0; i < 4; i++) pending_close(&p[i]);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
     redisFree(rc);
     server_stop(replica);
 }
@@ -385,7 +374,7 @@ static void test_block(void) {
     /* RL.SMOOTH BLOCK, released early by CLIENT UNBLOCK: the admission, at once. */
     CHECK(rl(c, "RL.SMOOTH wt:sb 0.1 MAXBURST 0").allowed == 1);
     pending h = pending_send(srv, "RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     long long id = 0;
     CHECK(blocked_ids("rl.smooth", &id, 1) == 1);
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld", id), 1);
@@ -393,12 +382,12 @@ static void test_block(void) {
     CHECK(h.r.ok && h.r.allowed == 1 && h.r.wait_ms > 9000);
     pending_close(&h);
     pending e = pending_send(srv, "RL.SMOOTH wt:sb 0.1 MAXBURST 0 BLOCK");
-    CHECK(wait_for_waiting(1));
+    CHECK(wait_for_waiting(c, 1));
     CHECK(blocked_ids("rl.smooth", &id, 1) == 1);
     CHECK_EQ(cmd_int(c, "CLIENT UNBLOCK %lld ERROR", id), 1);
     CHECK(pending_poll(&e, 2000) && !e.r.ok && strncmp(e.r.error, "UNBLOCKED", 9) == 0);
     pending_close(&e);
-    CHECK(wait_for_waiting(0));
+    CHECK(wait_for_waiting(c, 0));
     clock_set(T0);
 }
 
