@@ -2,9 +2,10 @@
  *
  * The table (register_all_commands) holds every command the module registers: a limiter's command and its
  * read-only form for each row of the list (limiters.h), RL.ALL and RL.ALL_RO, RL.RESET, RL.RELEASE, RL.RENEW
- * and RL.LEASES (a concurrency limiter's leases, leases.c), RL.SETSTATE, and the optional RL.CLOCK (module argument test-clock) and CL.THROTTLE (unless no-cl-throttle). Each row gives its
- * name, function, flags, key spec, COMMAND DOCS (generated from the syntax tables by docs.c for the limiters
- * and RL.ALL) and ACL categories (from its flags), and one loop registers them.
+ * and RL.LEASES (a concurrency limiter's leases, leases.c), RL.SETSTATE, and the optional RL.CLOCK (module
+ * argument test-clock) and CL.THROTTLE (unless no-cl-throttle). Each row gives its name, function, flags, key
+ * spec, COMMAND DOCS (generated from the syntax tables by docs.c for the limiters and RL.ALL) and ACL
+ * categories (from its flags), and one loop registers them.
  *
  * As SET, SETEX and SETNX share setGenericCommand in Redis, every limiter command shares one path: parse its
  * arguments once into a call (rl_module.h: one clause for RL.TOKEN ... RL.SMOOTH_RO, n for RL.ALL), then run

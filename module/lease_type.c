@@ -1,15 +1,16 @@
 /* lease_type.c -- the Redis data type of a concurrency limiter's key ("rl-leases"), and its replicated state.
  *
- * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first: an array that grows by doubling and shrinks when it is three-quarters empty, so a key takes memory
- * for the leases it holds, at most `limit` of them after any write (the expired ones at the front go with
- * the next write). Its callbacks make RDB, DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD, DEBUG DIGEST-VALUE and
- * MEMORY USAGE work; RDB load checks the leases (a crafted payload must not make the limiter misbehave).
+ * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first: an array that grows
+ * by doubling and shrinks when it is three-quarters empty, so a key takes memory for the leases it holds,
+ * at most `limit` of them after any write (the expired ones at the front go with the next write). Its
+ * callbacks make RDB, DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD, DEBUG DIGEST-VALUE and MEMORY USAGE work; RDB
+ * load checks the leases (a crafted payload must not make the limiter misbehave).
  *
  * Effects, not commands, are replicated, as for every limiter: after a write the primary sends the key's
  * whole state, RL.SETSTATE key <blob>, or DEL when no lease is left. The blob is the limiter's tag, the
- * lease count (4 bytes), each lease (end and acquired µs, 8 bytes each; units, 4; the id's
- * length, 1; the id), then the key's absolute expiry in ms (8; 0 in an AOF rewrite, which Redis follows with
- * its own PEXPIREAT), every number little-endian. A replica or an AOF replay then holds exactly the
+ * lease count (4 bytes), each lease (end and acquired µs, 8 bytes each; units, 4; the id's length, 1; the
+ * id), then the key's absolute expiry in ms (8; 0 in an AOF rewrite, which Redis follows with its own
+ * PEXPIREAT), every number little-endian. A replica or an AOF replay then holds exactly the
  * primary's leases, ending at the same absolute instants, whatever its own clock says: a replica promoted at
  * a failover keeps every lease. Sending the whole state costs O(leases) per write; the limit's bound
  * (RL_LEASE_MAX_LIMIT) keeps it under a MB, and a usual key (a few leases) sends a few hundred bytes. */

@@ -6,7 +6,8 @@
  * "ratelimit_<command>_<counter>:<n>" (Redis prefixes a module's fields with its name), so exporters that
  * scrape INFO read them as they are. Every command has the same six counters but RL.RESET, which decides
  * nothing and so has calls, errors and keys_deleted, and RL.RELEASE and RL.RENEW, which have calls, released
- * or renewed (answered 1), missing (answered 0: no such lease) and errors; CL.THROTTLE's are shown only while it is registered.
+ * or renewed (answered 1), missing (answered 0: no such lease) and errors; CL.THROTTLE's are shown only
+ * while it is registered.
  * Every call is counted once, when it is answered (answer.c; CL.THROTTLE and RL.RESET, which answer
  * themselves, likewise), through rl_stats_count, the one place where a counter changes: a call that waits is
  * counted with the verdict it finally gets. Counting costs a few increments of a static array on the hot path. Redis 7.0 tells a module nothing of
