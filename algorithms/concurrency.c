@@ -23,7 +23,7 @@ int rl_lease_expired(const rl_lease *leases, int n, int64_t now_us) {
 
 int rl_lease_find(const rl_lease *leases, int n, int64_t now_us, const char *id, size_t id_len) {
     for (int i = n - 1; i >= 0 && leases[i].end_us > now_us; i--) /* the unexpired are a suffix */
-        if (leases[i].id_len == id_len && memcmp(leases[i].id, id, id_len) == 0) return i;
+        if (leases[i].id_len == id_len && memcmp(rl_lease_id(&leases[i]), id, id_len) == 0) return i;
     return -1;
 }
 
@@ -105,7 +105,7 @@ void rl_lease_decide(const rl_request *req, const rl_lease *leases, int n, const
         plan->end_us = end;
         if (plan->action == RL_LEASE_RENEW) {
             plan->id_len = leases[found].id_len;
-            memcpy(plan->id, leases[found].id, plan->id_len);
+            memcpy(plan->id, rl_lease_id(&leases[found]), plan->id_len);
         } else if (id) {
             plan->id_len = (uint8_t)id_len;
             memcpy(plan->id, id, id_len);

@@ -31,15 +31,28 @@
 /* A lease id: 1 to 64 bytes, any bytes. */
 #define RL_LEASE_ID_MAX 64
 
+/* The bytes of an id a lease holds in itself: a made id has at most 16, and most ids people choose are short.
+ * A longer id lives in an allocation of its own that the lease points to (the storage makes and frees it:
+ * this file only reads ids), so that a lease takes 48 bytes, not 64 bytes of room for every id. */
+#define RL_LEASE_ID_INLINE 24
+
 /* One lease: `units` held until end_us (absolute µs, module clock) unless released or renewed. acquired_us
- * is when it was first acquired (RL.LEASES lists oldest first; a renewal keeps it). */
+ * is when it was first acquired (RL.LEASES lists oldest first; a renewal keeps it). Its id is id_len bytes
+ * (1 to RL_LEASE_ID_MAX), read with rl_lease_id. */
 typedef struct rl_lease {
     int64_t end_us;
     int64_t acquired_us;
     int32_t units;
     uint8_t id_len;
-    char id[RL_LEASE_ID_MAX];
+    union {
+        char bytes[RL_LEASE_ID_INLINE]; /* id_len <= RL_LEASE_ID_INLINE */
+        char *heap;                     /* a longer id */
+    } id;
 } rl_lease;
+
+static inline const char *rl_lease_id(const rl_lease *lease) {
+    return lease->id_len <= RL_LEASE_ID_INLINE ? lease->id.bytes : lease->id.heap;
+}
 
 /* What a decision asks the storage to write: nothing, a new lease, or the renewal of a held one (the lease
  * with the request's id, which keeps its units). Either write also drops the `expired` leases at the

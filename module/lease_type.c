@@ -1,10 +1,11 @@
 /* lease_type.c -- the Redis data type of a concurrency limiter's key ("rl-leases"), and its replicated state.
  *
- * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first: an array that grows
- * by doubling and shrinks when it is three-quarters empty, so a key takes memory for the leases it holds,
- * at most `limit` of them after any write (the expired ones at the front go with the next write). Its
- * callbacks make RDB, DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD, DEBUG DIGEST-VALUE and MEMORY USAGE work; RDB
- * load checks the leases (a crafted payload must not make the limiter misbehave).
+ * A value is the key's leases (algorithms/concurrency.h), sorted by end, soonest first, 48 bytes each (an id
+ * longer than RL_LEASE_ID_INLINE in an allocation of its own, which dropping, freeing and copying see to):
+ * an array that grows by doubling and shrinks when it is three-quarters empty, so a key takes memory for
+ * the leases it holds, at most `limit` of them after any write (the expired ones at the front go with the
+ * next write). Its callbacks make RDB, DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD, DEBUG DIGEST-VALUE and MEMORY
+ * USAGE work; RDB load checks the leases (a crafted payload must not make the limiter misbehave).
  *
  * Effects, not commands, are replicated, as for every limiter: after a write the primary sends the key's
  * whole state, RL.SETSTATE key <blob>, or DEL when no lease is left. The blob is the limiter's tag, the
@@ -29,8 +30,25 @@
 
 static rl_lease_value *value_new(void) { return RedisModule_Calloc(1, sizeof(rl_lease_value)); }
 
+/* Give a lease its id (1 to RL_LEASE_ID_MAX bytes), a copy: in the lease, or in an allocation of its own when
+ * longer than RL_LEASE_ID_INLINE. */
+static void id_set(rl_lease *l, const char *id, size_t len) {
+    l->id_len = (uint8_t)len;
+    if (len <= RL_LEASE_ID_INLINE) {
+        memcpy(l->id.bytes, id, len);
+    } else {
+        l->id.heap = RedisModule_Alloc(len);
+        memcpy(l->id.heap, id, len);
+    }
+}
+
+static void id_free(rl_lease *l) {
+    if (l->id_len > RL_LEASE_ID_INLINE) RedisModule_Free(l->id.heap);
+}
+
 static void value_free(void *value) {
     rl_lease_value *val = value;
+    for (int i = 0; i < val->n; i++) id_free(&val->v[i]);
     RedisModule_Free(val->v);
     RedisModule_Free(val);
 }
@@ -46,8 +64,10 @@ static void value_fit(rl_lease_value *val, int n) {
     val->cap = cap;
 }
 
+/* Take out leases [at, at + count), their ids freed. */
 static void drop(rl_lease_value *val, int at, int count) {
     if (count == 0) return;
+    for (int i = at; i < at + count; i++) id_free(&val->v[i]);
     memmove(&val->v[at], &val->v[at + count], (size_t)(val->n - at - count) * sizeof *val->v);
     val->n -= count;
 }
@@ -66,17 +86,17 @@ rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan,
     drop(val, 0, plan->expired);
     if (plan->action == RL_LEASE_RENEW) {
         int at = plan->found - plan->expired;
-        rl_lease renewed = val->v[at];
+        rl_lease renewed = val->v[at]; /* moved to its new place by end, its id with it */
         renewed.end_us = plan->end_us;
-        drop(val, at, 1);
+        memmove(&val->v[at], &val->v[at + 1], (size_t)(val->n - at - 1) * sizeof *val->v);
+        val->n--;
         *make_room(val, renewed.end_us) = renewed;
     } else if (plan->action == RL_LEASE_ADD) {
         rl_lease *lease = make_room(val, plan->end_us); /* written in place: the usual case, at the end */
         lease->end_us = plan->end_us;
         lease->acquired_us = now_us;
         lease->units = (int32_t)plan->units;
-        lease->id_len = plan->id_len;
-        memcpy(lease->id, plan->id, plan->id_len);
+        id_set(lease, plan->id, plan->id_len);
     }
     if (plan->expired) value_fit(val, val->n); /* (a renewal or an addition never leaves it emptier) */
     return val;
@@ -114,7 +134,7 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
         put_le(p, (uint64_t)l->acquired_us, 8), p += 8;
         put_le(p, (uint64_t)l->units, 4), p += 4;
         *p++ = l->id_len;
-        memcpy(p, l->id, l->id_len), p += l->id_len;
+        memcpy(p, rl_lease_id(l), l->id_len), p += l->id_len;
     }
     put_le(p, (uint64_t)expire_at_ms, 8);
     *len = size;
@@ -136,9 +156,9 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
         l->end_us = (int64_t)get_le(p, 8);
         l->acquired_us = (int64_t)get_le(p + 8, 8);
         l->units = (int32_t)get_le(p + 16, 4);
-        l->id_len = p[20];
-        memcpy(l->id, p + BLOB_LEASE, l->id_len > RL_LEASE_ID_MAX ? 0 : l->id_len);
-        p += BLOB_LEASE + l->id_len;
+        size_t id_len = p[20];
+        id_set(l, (const char *)p + BLOB_LEASE, id_len > RL_LEASE_ID_MAX ? 0 : id_len); /* 0: refused below */
+        p += BLOB_LEASE + id_len;
         val->n++;
     }
     if ((uint64_t)val->n != n || p != end || !rl_lease_valid(val->v, val->n)) {
@@ -223,8 +243,7 @@ static void *lease_rdb_load(RedisModuleIO *io, int encver) {
         char *id = RedisModule_LoadStringBuffer(io, &id_len);
         if (RedisModule_IsIOError(io)) break;
         l->units = units > RL_LEASE_MAX_LIMIT ? 0 : (int32_t)units; /* 0: refused below */
-        l->id_len = id_len > RL_LEASE_ID_MAX ? 0 : (uint8_t)id_len;
-        memcpy(l->id, id, l->id_len);
+        id_set(l, id, id_len > RL_LEASE_ID_MAX ? 0 : id_len);
         RedisModule_Free(id);
         val->n++;
     }
@@ -243,7 +262,7 @@ static void lease_rdb_save(RedisModuleIO *io, void *value) {
         RedisModule_SaveSigned(io, l->end_us);
         RedisModule_SaveSigned(io, l->acquired_us);
         RedisModule_SaveUnsigned(io, (uint64_t)l->units);
-        RedisModule_SaveStringBuffer(io, l->id, l->id_len);
+        RedisModule_SaveStringBuffer(io, rl_lease_id(l), l->id_len);
     }
 }
 
@@ -260,7 +279,9 @@ static void lease_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, vo
 
 static size_t lease_mem_usage(const void *value) {
     const rl_lease_value *val = value;
-    return sizeof *val + (size_t)val->cap * sizeof *val->v;
+    size_t size = sizeof *val + (size_t)val->cap * sizeof *val->v;
+    for (int i = 0; i < val->n; i++) size += val->v[i].id_len > RL_LEASE_ID_INLINE ? val->v[i].id_len : 0;
+    return size;
 }
 
 static void lease_digest(RedisModuleDigest *md, void *value) {
@@ -270,7 +291,7 @@ static void lease_digest(RedisModuleDigest *md, void *value) {
         RedisModule_DigestAddLongLong(md, l->end_us);
         RedisModule_DigestAddLongLong(md, l->acquired_us);
         RedisModule_DigestAddLongLong(md, l->units);
-        RedisModule_DigestAddStringBuffer(md, l->id, l->id_len);
+        RedisModule_DigestAddStringBuffer(md, rl_lease_id(l), l->id_len);
     }
     RedisModule_DigestEndSequence(md);
 }
@@ -280,8 +301,11 @@ static void *lease_copy(RedisModuleString *fromkey, RedisModuleString *tokey, co
     const rl_lease_value *val = value;
     rl_lease_value *copy = value_new();
     value_fit(copy, val->n);
+    for (int i = 0; i < val->n; i++) {
+        copy->v[i] = val->v[i];
+        id_set(&copy->v[i], rl_lease_id(&val->v[i]), val->v[i].id_len); /* its own copy of a long id */
+    }
     copy->n = val->n;
-    if (val->n) memcpy(copy->v, val->v, (size_t)val->n * sizeof *val->v);
     return copy;
 }
 

@@ -150,7 +150,7 @@ int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     for (int i = 0; i < n; i++) {
         const rl_lease *l = &value->v[order[i]];
         RedisModule_ReplyWithArray(ctx, 3);
-        RedisModule_ReplyWithStringBuffer(ctx, l->id, l->id_len);
+        RedisModule_ReplyWithStringBuffer(ctx, rl_lease_id(l), l->id_len);
         RedisModule_ReplyWithLongLong(ctx, l->units);
         RedisModule_ReplyWithLongLong(ctx, rl_us_to_ms_ceil(l->end_us - now_us));
     }

@@ -5,6 +5,7 @@
 #ifndef RL_TEST_LEASE_STORE_H
 #define RL_TEST_LEASE_STORE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../algorithms/concurrency.h"
@@ -16,7 +17,21 @@ typedef struct lease_store {
     uint64_t next_id; /* the module's counter of made ids (module/store_lease.c); start it at 1 */
 } lease_store;
 
+/* A lease's id, as module/lease_type.c keeps it: in the lease, or in an allocation of its own when long. */
+static inline void lease_store_id_set(rl_lease *l, const char *id, size_t len) {
+    l->id_len = (uint8_t)len;
+    if (len <= RL_LEASE_ID_INLINE) {
+        memcpy(l->id.bytes, id, len);
+    } else {
+        l->id.heap = malloc(len);
+        if (!l->id.heap) abort();
+        memcpy(l->id.heap, id, len);
+    }
+}
+
 static inline void lease_store_drop(lease_store *s, int at, int count) {
+    for (int i = at; i < at + count; i++)
+        if (s->v[i].id_len > RL_LEASE_ID_INLINE) free(s->v[i].id.heap);
     memmove(&s->v[at], &s->v[at + count], (size_t)(s->n - at - count) * sizeof s->v[0]);
     s->n -= count;
 }
@@ -31,14 +46,15 @@ static inline void lease_store_insert(lease_store *s, const rl_lease *l) {
 static inline void lease_store_apply(lease_store *s, const rl_lease_plan *plan, int64_t now) {
     if (plan->action == RL_LEASE_KEEP) return; /* nothing written */
     lease_store_drop(s, 0, plan->expired);
-    rl_lease l = {.end_us = plan->end_us, .acquired_us = now, .units = (int32_t)plan->units, .id_len = plan->id_len};
+    rl_lease l = {.end_us = plan->end_us, .acquired_us = now, .units = (int32_t)plan->units};
     if (plan->action == RL_LEASE_RENEW) {
         int at = plan->found - plan->expired;
-        l = s->v[at];
+        l = s->v[at]; /* moved, its id with it */
         l.end_us = plan->end_us;
-        lease_store_drop(s, at, 1);
+        memmove(&s->v[at], &s->v[at + 1], (size_t)(s->n - at - 1) * sizeof s->v[0]);
+        s->n--;
     } else {
-        memcpy(l.id, plan->id, plan->id_len);
+        lease_store_id_set(&l, plan->id, plan->id_len);
     }
     lease_store_insert(s, &l);
 }
@@ -54,6 +70,20 @@ static inline rl_reply lease_store_acquire(lease_store *s, int64_t limit, int64_
     s->next_id += p->made;
     lease_store_apply(s, p, now);
     return r;
+}
+
+/* Forget every lease (their ids freed). */
+static inline void lease_store_clear(lease_store *s) { lease_store_drop(s, 0, s->n); }
+
+/* dst (cleared first) as a copy of src, with copies of its long ids. */
+static inline void lease_store_copy(lease_store *dst, const lease_store *src) {
+    lease_store_clear(dst);
+    dst->n = src->n;
+    dst->next_id = src->next_id;
+    for (int i = 0; i < src->n; i++) {
+        dst->v[i] = src->v[i];
+        lease_store_id_set(&dst->v[i], rl_lease_id(&src->v[i]), src->v[i].id_len);
+    }
 }
 
 /* RL.RELEASE: 1, or 0 when no unexpired lease has the id. */

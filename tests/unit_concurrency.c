@@ -145,7 +145,7 @@ static int same_leases(const store *s, const model *m, int64_t now) {
         const rl_lease *l = &s->v[i];
         if (l->end_us <= now) continue;
         counted++;
-        int j = model_find(m, now, l->id, l->id_len);
+        int j = model_find(m, now, rl_lease_id(l), l->id_len);
         if (j < 0 || m->v[j].units != l->units || m->v[j].end_us != l->end_us) return 0;
     }
     int live = 0;
@@ -164,8 +164,9 @@ static void test_traces(void) {
         for (int step = 0; step < 300; step++, steps++) {
             now += rng() % 3 == 0 ? 0 : rng_range(0, 400) * (rng() % 2 ? MS : 1);
             if (!constant_limit && rng() % 10 == 0) limit = rng_range(1, 10);
-            char id[16];
-            snprintf(id, sizeof id, "c%d", (int)rng_range(0, 12));
+            char id[48]; /* c0 .. c12; the ones above 9 long enough to live outside the lease */
+            int id_n = (int)rng_range(0, 12);
+            snprintf(id, sizeof id, id_n > 9 ? "c%d-a-long-id-kept-outside-the-lease" : "c%d", id_n);
             int op = (int)(rng() % 10);
             if (op < 6) {
                 int64_t cost = rng() % 8 == 0 ? rng_range(1, limit + 3) : 1 + (int64_t)(rng() % 2);
@@ -198,6 +199,7 @@ static void test_traces(void) {
             mismatches += s->n > limit + MAXL / 2; /* (a bound for the test's arrays) */
             if (s->n > 0) mismatches += !rl_lease_valid(s->v, s->n);
         }
+        lease_store_clear(s);
         free(s);
         free(m);
     }
@@ -209,9 +211,9 @@ static void test_traces(void) {
 /* --- 3. validation of crafted states ---------------------------------------------------------------------- */
 
 static void test_valid(void) {
-    rl_lease v[3] = {{.end_us = 10, .acquired_us = 5, .units = 1, .id_len = 1, .id = "a"},
-                     {.end_us = 20, .acquired_us = 5, .units = 2, .id_len = 1, .id = "b"},
-                     {.end_us = 20, .acquired_us = 0, .units = 3, .id_len = 2, .id = "cc"}};
+    rl_lease v[3] = {{.end_us = 10, .acquired_us = 5, .units = 1, .id_len = 1, .id.bytes = "a"},
+                     {.end_us = 20, .acquired_us = 5, .units = 2, .id_len = 1, .id.bytes = "b"},
+                     {.end_us = 20, .acquired_us = 0, .units = 3, .id_len = 2, .id.bytes = "cc"}};
     CHECK(rl_lease_valid(v, 3));
     CHECK(rl_lease_valid(v, 0));
     CHECK(!rl_lease_valid(v, -1));
@@ -245,6 +247,21 @@ static void test_valid(void) {
     CHECK_EQ(rl_lease_find(v, 3, 9, "a", 1), 0);
     CHECK_EQ(rl_lease_find(v, 3, 9, "cc", 2), 2);
     CHECK_EQ(rl_lease_find(v, 3, 9, "c", 1), -1);
+    /* ids longer than a lease holds in itself: found, renewed (moved by end with its id) and released */
+    static lease_store k = {.next_id = 1};
+    const char *long_id = "an-id-of-sixty-four-bytes-0123456789-0123456789-0123456789-01234";
+    CHECK_EQ(strlen(long_id), RL_LEASE_ID_MAX);
+    rl_lease_plan plan;
+    lease_store_acquire(&k, 3, 100, 1, long_id, strlen(long_id), T0, &plan);
+    lease_store_acquire(&k, 3, 50, 1, "short", 5, T0, NULL);
+    CHECK(k.n == 2 && k.v[1].id_len == RL_LEASE_ID_MAX && memcmp(rl_lease_id(&k.v[1]), long_id, RL_LEASE_ID_MAX) == 0);
+    CHECK_EQ(lease_store_renew(&k, long_id, strlen(long_id), 10, T0), 1);
+    CHECK(k.v[0].id_len == RL_LEASE_ID_MAX && memcmp(rl_lease_id(&k.v[0]), long_id, RL_LEASE_ID_MAX) == 0);
+    lease_store_acquire(&k, 3, 100, 1, long_id, strlen(long_id), T0, &plan); /* ID reuse: renewed, no copy */
+    CHECK(plan.action == RL_LEASE_RENEW && k.n == 2);
+    CHECK_EQ(lease_store_release(&k, long_id, strlen(long_id), T0), 1);
+    CHECK(k.n == 1 && k.v[0].id_len == 5);
+    lease_store_clear(&k);
     /* made ids: the number in hex, no leading zeros */
     static const struct {
         uint64_t n;
@@ -256,6 +273,7 @@ static void test_valid(void) {
         size_t len = rl_lease_make_id(out, ids[i].n);
         CHECK(len == strlen(ids[i].id) && memcmp(out, ids[i].id, len) == 0);
     }
+    CHECK_EQ(sizeof(rl_lease), 48);
 }
 
 int main(void) {
