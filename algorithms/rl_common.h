@@ -71,7 +71,17 @@ enum {
      * asks every limit to describe itself this way; only an algorithm that logs attempts (the sliding log)
      * reads it. Common, not RL_F_ALG: it is set on every kind of limit. */
     RL_F_NOLOG = 1u << 4,
+    /* FORCE (with COST n: RL.TOKEN, RL.LEAKY NODELAY, RL.WINDOW, RL.QUOTA, RL.SLIDINGLOG and RL.ALL): the
+     * units are always taken, even when they do not fit, and the state goes into debt (a bucket below empty,
+     * a window's count above its limit). The reply is allowed (retry_after_ms -1, granted the cost), says
+     * remaining 0 while in debt, and its reset_after_ms includes the time to repay the debt; a later request
+     * without FORCE is denied until its units fit again, with an exact retry_after_ms. How much debt a state
+     * can hold, and what a FORCE beyond it does, each algorithm's opening comment says (at most
+     * RL_MAX_DEBT units). Excludes REFUND, ATMOST, WAIT and BLOCK (a forced request never waits). */
+    RL_F_FORCE = 1u << 5,
 };
+/* The most units of debt a state records (FORCE). */
+#define RL_MAX_DEBT RL_MAX_COUNT
 #define RL_F_MODULE(n) (1u << (8 + (n)))
 #define RL_F_ALG(n) (1u << (16 + (n)))
 

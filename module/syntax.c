@@ -24,6 +24,9 @@
 /* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
 #define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
+/* FORCE: the units are taken even past the limit (debt, rl_common.h); a forced request neither refunds, nor
+ * takes part of its cost, nor waits. */
+#define OPT_FORCE OPT_FLAG("FORCE", RL_F_FORCE, RL_F_REFUND | RL_F_ATMOST | RL_F_WAIT | RL_F_BLOCK)
 /* WAIT timeout_ms: a denied request waits server-side for its turn (module/wait.c); a refund never waits. */
 #define OPT_WAIT \
     OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, wait_timeout_ms, 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
