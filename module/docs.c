@@ -2,7 +2,8 @@
  * redis-cli's hints read as docs/commands.md's syntax lines: `key capacity refill_tokens refill_ms
  * [COST n|REFUND n] [ATMOST] ...`. command.c registers what these describe.
  *
- * A number is an integer (a double for a decimal) named as the table names it; an option is optional, its
+ * A number is an integer (a double for a decimal) named as the table names it, a positional choice (RL.QUOTA's
+ * DAY|WEEK|MONTH) a oneof of pure tokens; an option is optional, its
  * token the option's name, its name the value's ("n", "timeout_ms") or, for a flag (a pure token), the
  * option's in lower case. Options that exclude each other are one optional choice (a oneof, as SET's
  * [NX | XX]): the first option not yet placed, with every later one that excludes each of the choice's
@@ -55,13 +56,32 @@ static int exclusive(const rl_option_spec *a, const rl_option_spec *b) {
     return (a->conflicts & b->flag) && (b->conflicts & a->flag);
 }
 
-/* The numbers of syn at out. Returns how many. */
-static int docs_params(const rl_syntax *syn, RedisModuleCommandArg *out) {
-    for (int i = 0; i < syn->nparams; i++)
+/* A positional choice: a oneof of pure tokens, each named as the token in lower case (as SET's NX | XX). */
+static RedisModuleCommandArg docs_choice(rl_docs_arena *d, const rl_param_spec *p) {
+    int n = (int)p->max + 1;
+    RedisModuleCommandArg *tokens = docs_take(d, n + 1);
+    for (int k = 0; tokens && k < n; k++) {
+        const rl_option_spec as_flag = {.name = p->choices[k], .slot = RL_NO_VALUE}, *one = &as_flag;
+        tokens[k] = (RedisModuleCommandArg){.name = docs_name(d, &one, 1), .type = REDISMODULE_ARG_TYPE_PURE_TOKEN,
+                                            .key_spec_index = -1, .token = p->choices[k]};
+    }
+    return (RedisModuleCommandArg){
+        .name = p->name, .type = REDISMODULE_ARG_TYPE_ONEOF, .key_spec_index = -1, .subargs = tokens};
+}
+
+/* The positional arguments of syn at out: numbers and choices. Returns how many. */
+static int docs_params(rl_docs_arena *d, const rl_syntax *syn, RedisModuleCommandArg *out) {
+    for (int i = 0; i < syn->nparams; i++) {
+        const rl_param_spec *p = &syn->params[i];
+        if (p->kind == RL_CHOICE) {
+            out[i] = docs_choice(d, p);
+            continue;
+        }
         out[i] = (RedisModuleCommandArg){
-            .name = syn->params[i].name,
-            .type = syn->params[i].kind == RL_DECIMAL ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER,
+            .name = p->name,
+            .type = p->kind == RL_DECIMAL ? REDISMODULE_ARG_TYPE_DOUBLE : REDISMODULE_ARG_TYPE_INTEGER,
             .key_spec_index = -1};
+    }
     return syn->nparams;
 }
 
@@ -101,7 +121,7 @@ RedisModuleCommandArg *rl_docs_limiter(rl_docs_arena *d, const rl_syntax *syn) {
     RedisModuleCommandArg *args = docs_take(d, 2 + syn->nparams + syn->noptions);
     if (!args) return NULL;
     args[0] = (RedisModuleCommandArg){.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0};
-    int n = 1 + docs_params(syn, args + 1);
+    int n = 1 + docs_params(d, syn, args + 1);
     docs_options(d, syn, 0, args + n);
     return args;
 }

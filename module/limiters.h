@@ -25,6 +25,7 @@
 
 #include "../algorithms/concurrency.h"
 #include "../algorithms/leaky.h"
+#include "../algorithms/quota.h"
 #include "../algorithms/slidinglog.h"
 #include "../algorithms/smooth.h"
 #include "../algorithms/token.h"
@@ -38,7 +39,8 @@
     X(WINDOW, "rl.window", "rl-window", 'W', &rl_window_algorithm, cell)              \
     X(SLIDINGLOG, "rl.slidinglog", "zset", 'S', NULL, log)                            \
     X(SMOOTH, "rl.smooth", "rl-smooth", 'G', &rl_smooth_algorithm, cell)              \
-    X(CONCURRENCY, "rl.acquire", "rl-leases", 'C', NULL, lease)
+    X(CONCURRENCY, "rl.acquire", "rl-leases", 'C', NULL, lease)                       \
+    X(QUOTA, "rl.quota", "rl-quotas", 'Q', &rl_quota_algorithm, cell)
 
 #define RL_LIMITER_ENUM(id, command, type_name, tag, algorithm, storage) RL_LIM_##id,
 enum rl_limiter_id { RL_LIMITERS(RL_LIMITER_ENUM) RL_NLIMITERS };

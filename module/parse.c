@@ -1,7 +1,7 @@
 /* parse.c -- argument parsing for every RL.* command, driven by the command's rl_syntax table.
  *
  * The rules, the same for all commands: positional numbers first, in order, each a strict decimal within
- * its range; then options in any order, each at most once, names case-insensitive; an option that takes
+ * its range (or, for a choice, one of its tokens in any case); then options in any order, each at most once, names case-insensitive; an option that takes
  * a value must have one. Every error names the argument at fault and is safe to send as a Redis error
  * line whatever bytes the client sent (see rl_sanitize). Nothing here allocates. */
 #include "parse.h"
@@ -122,6 +122,21 @@ static int parse_ranged(const char *s, size_t len, const char *name, int64_t min
     return 0;
 }
 
+int rl_choice_index(const rl_param_spec *p, const char *s, size_t len) {
+    for (int64_t i = 0; i <= p->max; i++)
+        if (strlen(p->choices[i]) == len && strncasecmp(p->choices[i], s, len) == 0) return (int)i;
+    return -1;
+}
+
+int rl_choice_error(char err[RL_ERR_LEN], const rl_param_spec *p) {
+    int used = snprintf(err, RL_ERR_LEN, "ERR %s: must be ", p->name);
+    for (int64_t i = 0; i <= p->max && used > 0 && used < RL_ERR_LEN; i++) {
+        const char *before = i == 0 ? "" : i == p->max ? " or " : ", ";
+        used += snprintf(err + used, (size_t)(RL_ERR_LEN - used), "%s%s", before, p->choices[i]);
+    }
+    return -1;
+}
+
 /* The option named s (any case). The first letters are compared before anything else: most names differ
  * there, and this runs for every option of every call. */
 static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, size_t len) {
@@ -184,6 +199,12 @@ int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, co
         const rl_param_spec *p = &syn->params[i];
         if (p->kind == RL_DECIMAL) {
             if (parse_decimal_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
+            continue;
+        }
+        if (p->kind == RL_CHOICE) {
+            int index = rl_choice_index(p, args[i], lens[i]);
+            if (index < 0) return rl_choice_error(err, p);
+            req->params[i] = index;
             continue;
         }
         if (parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;

@@ -32,11 +32,17 @@
  * RL_DECIMAL; an option's by RL_SLOT_DECIMAL(field). */
 #define RL_DECIMAL 1
 #define RL_DECIMAL_SCALE 1000000
+/* A positional choice (RL.QUOTA's DAY|WEEK|MONTH): one of a fixed list of upper-case tokens, matched
+ * case-insensitively, stored as its index in the list (min 0, max the last index). The error names the
+ * argument and every token ("ERR period: must be DAY, WEEK or MONTH"); COMMAND DOCS shows a oneof of pure
+ * tokens. */
+#define RL_CHOICE 2
 
 typedef struct rl_param_spec {
     const char *name;
     int64_t min, max;
-    int kind; /* 0: an integer; RL_DECIMAL */
+    int kind;                   /* 0: an integer; RL_DECIMAL; RL_CHOICE */
+    const char *const *choices; /* RL_CHOICE: the tokens, max + 1 of them */
 } rl_param_spec;
 
 /* Where an option's value goes: the offset of an int64_t field of rl_request, marked for a decimal, or
@@ -101,6 +107,12 @@ int rl_parse_int64(const char *s, size_t len, int64_t *out);
  * '.' and 1 to 6 digits: "12", "0.5", "2.25", "0.000001"; no sign, exponent, spaces, "inf", "nan" or hex.
  * Exact: *out is the number times 10^6. Returns 0 on success. */
 int rl_parse_decimal(const char *s, size_t len, int64_t *out);
+
+/* The index of the token s (any case) among a choice's tokens, or -1. */
+int rl_choice_index(const rl_param_spec *p, const char *s, size_t len);
+
+/* The error of a choice that matches none of its tokens: "ERR <name>: must be A, B or C". Returns -1. */
+int rl_choice_error(char err[RL_ERR_LEN], const rl_param_spec *p);
 
 /* The error of a number out of its range: "ERR <name>: must be an integer between <min> and <max>".
  * Returns -1. */

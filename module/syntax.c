@@ -16,10 +16,11 @@
 #define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts, NULL}
 #define OPT_COST(max) OPT_VALUE_X("COST", "n", RL_F_COST, cost, 0, max, RL_F_REFUND)
 /* REFUND n gives back n units: it fills the cost slot (the algorithm reads it as a refund), so it takes the
- * place of COST, and admits nothing partially nor holds a reply or waits. Its range is its command's COST
- * range. */
-#define OPT_REFUND_UPTO(max) \
-    OPT_VALUE_X("REFUND", "n", RL_F_REFUND, cost, 0, max, RL_F_COST | RL_F_ATMOST | RL_F_BLOCK | RL_F_WAIT)
+ * place of COST, and admits nothing partially nor forces nor holds a reply or waits. Its range is its
+ * command's COST range. */
+#define OPT_REFUND_UPTO(max)                                        \
+    OPT_VALUE_X("REFUND", "n", RL_F_REFUND, cost, 0, max,           \
+                RL_F_COST | RL_F_ATMOST | RL_F_BLOCK | RL_F_WAIT | RL_F_FORCE)
 #define OPT_REFUND OPT_REFUND_UPTO(RL_MAX_COUNT)
 /* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
 #define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
@@ -31,8 +32,8 @@
 #define OPT_WAIT \
     OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, wait_timeout_ms, 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
 
-#define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0}
-#define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0}
+#define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0, NULL}
+#define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0, NULL}
 
 static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_ATMOST,
                                                OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0), OPT_DRYRUN, OPT_WAIT};
@@ -78,7 +79,7 @@ static const rl_option_spec window_options[] = {
 static const rl_option_spec slidinglog_options[] = {
     OPT_VALUE("MINGAP", "ms", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS), OPT_COST(RL_SLOG_MAX_LIMIT),
     OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_DRYRUN};
-#define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0}, PERIOD_PARAM("window_ms")}
+#define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0, NULL}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_SINCE "1.0.0"
 #define SLIDINGLOG_SINCE_RO "1.1.0"
@@ -101,7 +102,7 @@ static const rl_option_spec smooth_options[] = {
     OPT_DRYRUN,
     OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
 #define SMOOTH_PARAMS \
-    1, {{"permits_per_second", RL_SMOOTH_MIN_RATE, RL_SMOOTH_MAX_RATE, RL_DECIMAL}}
+    1, {{"permits_per_second", RL_SMOOTH_MIN_RATE, RL_SMOOTH_MAX_RATE, RL_DECIMAL, NULL}}
 #define SMOOTH_OPTIONS smooth_options
 #define SMOOTH_SINCE "1.2.0"
 #define SMOOTH_SINCE_RO "1.2.0"
@@ -116,13 +117,28 @@ static const rl_option_spec concurrency_options[] = {
     {"ID", RL_F_ID, RL_SLOT_STRING(id_arg), 1, RL_LEASE_ID_MAX, 0, "lease_id"},
     OPT_WAIT,
     OPT_DRYRUN};
-#define CONCURRENCY_PARAMS 2, {{"limit", 1, RL_LEASE_MAX_LIMIT, 0}, PERIOD_PARAM("lease_ms")}
+#define CONCURRENCY_PARAMS 2, {{"limit", 1, RL_LEASE_MAX_LIMIT, 0, NULL}, PERIOD_PARAM("lease_ms")}
 #define CONCURRENCY_OPTIONS concurrency_options
 #define CONCURRENCY_SINCE "1.3.0"
 #define CONCURRENCY_SINCE_RO "1.3.0"
 #define CONCURRENCY_DOCS                                                                                   \
     "Takes a lease of COST units if the unexpired leases leave room under limit, and answers its id.",     \
     "O(N) in the leases of the key"
+
+/* RL.QUOTA (calendar quotas): the period is a positional choice, stored as its index (quota.h's
+ * RL_QUOTA_DAY ..); OFFSET minutes shifts the calendar to a fixed time zone. COST, REFUND and DRYRUN as
+ * RL.WINDOW FIXED's, and FORCE (debt); no ATMOST or WAIT: a quota's denial lasts until its window ends. */
+static const char *const quota_periods[] = {"DAY", "WEEK", "MONTH"};
+static const rl_option_spec quota_options[] = {
+    OPT_VALUE("OFFSET", "minutes", RL_F_OFFSET, params[2], -RL_QUOTA_MAX_OFFSET_MIN, RL_QUOTA_MAX_OFFSET_MIN),
+    OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_FORCE, OPT_DRYRUN};
+#define QUOTA_PARAMS \
+    2, {COUNT_PARAM("limit"), {"period", RL_QUOTA_DAY, RL_QUOTA_MONTH, RL_CHOICE, quota_periods}}
+#define QUOTA_OPTIONS quota_options
+#define QUOTA_SINCE "1.4.0"
+#define QUOTA_SINCE_RO "1.4.0"
+#define QUOTA_DOCS \
+    "Counts a request against a quota per calendar day, week or month (UTC, or a fixed OFFSET from it).", "O(1)"
 
 #define SYNTAX_ROW(id, command, type_name, tag, algorithm, storage) \
     [RL_LIM_##id] = {command, id##_PARAMS, id##_OPTIONS, NOPTS(id##_OPTIONS), 0, id##_DOCS, id##_SINCE},
