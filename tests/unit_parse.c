@@ -3,7 +3,8 @@
  * conflict) and RL.SLIDINGLOG's MINGAP, declared here as the module declares them. Then the clause parser
  * (how many arguments a clause uses) and the module's own tables (limiters.h): what each parses, that
  * options that exclude each other say so both ways (the parser refuses either order, and COMMAND DOCS shows
- * them as one choice), and that every value has its name for COMMAND DOCS; RL.ALL's own options. */
+ * them as one choice), and that every value has its name for COMMAND DOCS; RL.ALL's own options; a positional
+ * choice (RL.QUOTA's DAY|WEEK|MONTH). */
 #include "../module/limiters.h"
 #include "check.h"
 
@@ -20,7 +21,7 @@ static const rl_option_spec options[] = {
     {"SLIDING", T_SLIDING, RL_NO_VALUE, 0, 0, T_FIXED, NULL},
     {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0, "ms"},
 };
-static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT, 0}, {"window_ms", 1, RL_MAX_PERIOD_MS, 0}},
+static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT, 0, NULL}, {"window_ms", 1, RL_MAX_PERIOD_MS, 0, NULL}},
                                  options, 5, 0, NULL, NULL, NULL};
 
 typedef struct row {
@@ -146,6 +147,11 @@ static void test_module_syntaxes(void) {
         const rl_syntax *syn = &rl_syntaxes[i];
         const char *line[RL_MAX_PARAMS + 2] = {"1", "1", "1"};
         size_t lens[RL_MAX_PARAMS + 2] = {1, 1, 1};
+        for (int j = 0; j < syn->nparams; j++) /* a choice's smallest form is its first token */
+            if (syn->params[j].kind == RL_CHOICE) {
+                line[j] = syn->params[j].choices[0];
+                lens[j] = strlen(line[j]);
+            }
         line[syn->nparams] = "COST";
         lens[syn->nparams] = 4;
         int64_t least = 0; /* COST's smallest value: 0, or 1 where 0 means nothing (RL.SMOOTH) */
@@ -278,8 +284,76 @@ static void test_tables(void) {
              2);
 }
 
+/* A positional choice (RL.QUOTA's period): its tokens in any case, stored as their index; anything else,
+ * a number included, is refused with an error that names the argument and lists the tokens; the options
+ * after it parse as usual (OFFSET's negative range, FORCE against REFUND both ways). */
+static void test_choices(void) {
+    const rl_syntax *syn = &rl_syntaxes[RL_LIM_QUOTA];
+    static const struct {
+        const char *word;
+        int64_t index; /* -1: refused */
+    } cases[] = {{"DAY", RL_QUOTA_DAY}, {"day", RL_QUOTA_DAY},   {"Week", RL_QUOTA_WEEK}, {"MONTH", RL_QUOTA_MONTH},
+                 {"mOnTh", RL_QUOTA_MONTH}, {"DAYS", -1}, {"DA", -1}, {"", -1}, {"0", -1}, {"1", -1}, {"YEAR", -1},
+                 {"DAY ", -1}, {" DAY", -1}, {"MONTHLY", -1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[] = {"10", cases[i].word};
+        size_t lens[] = {2, strlen(cases[i].word)};
+        rl_request req;
+        char err[RL_ERR_LEN];
+        int rc = rl_parse(syn, 2, args, lens, &req, err);
+        if (!check_record(rc == (cases[i].index < 0 ? -1 : 0), __FILE__, __LINE__, cases[i].word)) continue;
+        if (rc == 0)
+            CHECK_EQ(req.params[1], cases[i].index);
+        else
+            CHECK_STR(err, "ERR period: must be DAY, WEEK or MONTH");
+    }
+    const char *day_nul[] = {"10", "DAY\0"}; /* a NUL byte is not the end of the argument */
+    size_t day_nul_lens[] = {2, 4};
+    rl_request req;
+    char err[RL_ERR_LEN];
+    CHECK_EQ(rl_parse(syn, 2, day_nul, day_nul_lens, &req, err), -1);
+    CHECK_STR(err, "ERR period: must be DAY, WEEK or MONTH");
+    const char *full[] = {"1000", "week", "OFFSET", "-840", "COST", "3", "FORCE", "DRYRUN"};
+    size_t full_lens[8];
+    for (int i = 0; i < 8; i++) full_lens[i] = strlen(full[i]);
+    CHECK_EQ(rl_parse(syn, 8, full, full_lens, &req, err), 0);
+    CHECK(req.params[0] == 1000 && req.params[1] == RL_QUOTA_WEEK && req.params[2] == -840 && req.cost == 3);
+    CHECK_EQ(req.flags, RL_F_OFFSET | RL_F_COST | RL_F_FORCE | RL_F_DRYRUN);
+    static const struct {
+        const char *args[6];
+        const char *error;
+    } bad[] = {
+        {{"10", "DAY", "OFFSET", "841"}, "ERR OFFSET: must be an integer between -840 and 840"},
+        {{"10", "DAY", "OFFSET", "-841"}, "ERR OFFSET: must be an integer between -840 and 840"},
+        {{"10", "DAY", "OFFSET", "+60"}, "ERR OFFSET: must be an integer between -840 and 840"},
+        {{"10", "DAY", "OFFSET"}, "ERR OFFSET: needs a value"},
+        {{"10", "DAY", "FORCE", "REFUND", "1"}, "ERR REFUND: cannot be combined with FORCE"},
+        {{"10", "DAY", "REFUND", "1", "FORCE"}, "ERR FORCE: cannot be combined with REFUND"},
+        {{"10", "DAY", "ATMOST"}, "ERR 'ATMOST': not an option of rl.quota"},
+        {{"10", "DAY", "WAIT", "10"}, "ERR 'WAIT': not an option of rl.quota"},
+        {{"0", "DAY"}, "ERR limit: must be an integer between 1 and 1000000000000"},
+        {{"10"}, "ERR wrong number of arguments for 'rl.quota' command"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int n = 0;
+        size_t lens[6];
+        while (n < 6 && bad[i].args[n]) {
+            lens[n] = strlen(bad[i].args[n]);
+            n++;
+        }
+        if (!check_record(rl_parse(syn, n, bad[i].args, lens, &req, err) == -1, __FILE__, __LINE__, bad[i].error)) continue;
+        CHECK_STR(err, bad[i].error);
+    }
+    /* The read-only form takes the same choice, and FORCE (it answers what a DRYRUN would), not DRYRUN. */
+    const char *ro[] = {"5", "MONTH", "FORCE"};
+    size_t ro_lens[] = {1, 5, 5};
+    CHECK_EQ(rl_parse(&rl_syntaxes_ro[RL_LIM_QUOTA], 3, ro, ro_lens, &req, err), 0);
+    CHECK(req.params[1] == RL_QUOTA_MONTH && req.flags == RL_F_FORCE);
+}
+
 int main(void) {
     test_rows();
+    test_choices();
     test_tables();
     test_decimals();
     test_clause();
