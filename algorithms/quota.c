@@ -171,7 +171,8 @@ static void quota_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
 }
 
 static int quota_cell_valid(const rl_cell *cell) {
-    return cell->w[0] >= 1 && cell->w[0] <= (uint64_t)RL_QUOTA_MAX_END_MS && cell->w[1] >= 1 &&
+    /* A count of 0 is idle, never kept by the module; such a state reads as a new quota all the same. */
+    return cell->w[0] >= 1 && cell->w[0] <= (uint64_t)RL_QUOTA_MAX_END_MS &&
            cell->w[1] <= (uint64_t)(RL_MAX_COUNT + RL_MAX_DEBT);
 }
 

@@ -8,7 +8,8 @@
  *
  * Cell layout (two words, so a key stays in the small value class):
  *   w[0]  the end of the stored window, in ms since the Unix epoch, 1 .. RL_QUOTA_MAX_END_MS
- *   w[1]  the units counted in it, 1 .. RL_MAX_COUNT + RL_MAX_DEBT (a count of 0 is idle: never stored) */
+ *   w[1]  the units counted in it, up to RL_MAX_COUNT + RL_MAX_DEBT (a count of 0 is idle: the module keeps
+ *         no key for it) */
 #ifndef RL_QUOTA_H
 #define RL_QUOTA_H
 
