@@ -19,8 +19,9 @@
  * refund's plan.drop newest units go, the entry left cut; entries above now move to now, the newest
  * plan.keep units are kept, the oldest kept entry cut, plan.add units added at now in one entry).
  *
- * A request is now and then (ctl bit 0x80) a REFUND (every limiter) or an ATMOST (RL.TOKEN, RL.WINDOW) of
- * the step's cost.
+ * A request is now and then (ctl bit 0x80) a REFUND (every limiter) or an ATMOST (the commands whose syntax
+ * takes it: RL.TOKEN, RL.WINDOW) of the step's cost. RL.QUOTA's OFFSET (an option's value, params[2]) is
+ * picked over its whole range, as its syntax alone would leave it 0.
  *
  * Invariants checked on every step (abort() with the values on violation):
  *   reply:  allowed is 0 or 1; limit == params[0]; 0 <= remaining <= limit; retry_after_ms == -1 when
@@ -91,7 +92,7 @@
 
 /* The limiters, from the list: their names, and the algorithm of each cell limiter (NULL: the log). */
 enum { FAM_TOKEN = RL_LIM_TOKEN, FAM_LEAKY = RL_LIM_LEAKY, FAM_WINDOW = RL_LIM_WINDOW, FAM_SLOG = RL_LIM_SLIDINGLOG,
-       NFAM = RL_NLIMITERS };
+       FAM_QUOTA = RL_LIM_QUOTA, NFAM = RL_NLIMITERS };
 #define FAM_NAME(id, command, type_name, tag, algorithm, storage) #id,
 static const char *const fam_names[NFAM] = {RL_LIMITERS(FAM_NAME)};
 #define FAM_ALG(id, command, type_name, tag, algorithm, storage) algorithm,
@@ -216,6 +217,10 @@ static void pick_params(input *in, int fam, int64_t p[3]) {
         p[0] = in_range(in, 1, RL_MAX_COUNT);
         p[2] = in_range(in, RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS);
         p[1] = in_range(in, 1, RL_MAX_PERIOD_MS / p[2]) * p[2];
+        break;
+    case FAM_QUOTA: /* the limit and the period from the syntax; OFFSET, an option's value, too */
+        pick_params_of_syntax(in, &rl_syntaxes[fam], p);
+        p[2] = in_range(in, 0, 2 * RL_QUOTA_MAX_OFFSET_MIN) - RL_QUOTA_MAX_OFFSET_MIN;
         break;
     case FAM_SLOG: /* large limits cost O(limit) per decision: mostly small ones, the whole range now and then */
         p[0] = (in_u8(in) & 15) == 0 ? in_range(in, 1, RL_SLOG_MAX_LIMIT) : in_range(in, 1, 64);
@@ -530,6 +535,10 @@ static rl_cell fold_cell(int fam, uint64_t a, uint64_t b, uint64_t c) {
         cell.w[0] = a % ((uint64_t)time_limit + 1);
         cell.w[1] = b % RL_MAX_COUNT;
         break;
+    case FAM_QUOTA: /* any end the clock can leave, any count up to the most debt (above any limit) */
+        cell.w[0] = 1 + a % (uint64_t)RL_QUOTA_MAX_END_MS;
+        cell.w[1] = b % (uint64_t)(RL_MAX_COUNT + RL_MAX_DEBT + 1);
+        break;
     default: {
         rl_window_state s = {(int64_t)(a % (1ULL << RL_WINDOW_START_BITS)), (int64_t)(b % (RL_MAX_COUNT + 1)),
                              (int64_t)(c % (RL_MAX_COUNT + 1)), (int)(a >> 63)};
@@ -685,6 +694,14 @@ static void check_cell_step(int fam, const rl_algorithm *alg, const rl_request *
     *out = r1;
 }
 
+/* Whether the command of each limiter takes ATMOST (the others get only REFUND). */
+static int takes_atmost[NFAM];
+
+static void learn_options(void) {
+    for (int f = 0; f < NFAM; f++)
+        for (int i = 0; i < rl_syntaxes[f].noptions; i++) takes_atmost[f] |= rl_syntaxes[f].options[i].flag == RL_F_ATMOST;
+}
+
 static int run_cells(input *in, int fam) {
     const rl_algorithm *alg = cell_algs[fam];
     int64_t params[3];
@@ -725,7 +742,7 @@ static int run_cells(input *in, int fam) {
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, COST_SLACK, &last);
         uint32_t flags = mode | (ctl & 0x08 ? RL_F_DRYRUN : 0);
         if (ctl & 0x80) /* REFUND n takes COST's place; ATMOST goes with COST */
-            flags |= fam == FAM_LEAKY || (aux & 0x08) ? RL_F_REFUND : RL_F_ATMOST | RL_F_COST;
+            flags |= !takes_atmost[fam] || (aux & 0x08) ? RL_F_REFUND : RL_F_ATMOST | RL_F_COST;
         else if (cost != 1)
             flags |= RL_F_COST;
         rl_request req = {.params = {params[0], params[1], params[2]}, .cost = cost, .flags = flags, .now_us = now};
@@ -1239,6 +1256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&ctx, 0, sizeof ctx);
     int fam = in_u8(&in) % NFAM;
     ctx.fam = fam;
+    if (!takes_atmost[FAM_TOKEN]) learn_options();
     if (fam == RL_LIM_SMOOTH) return -1; /* a reserving limiter: fuzz_smooth.c */
     if (!cell_algs[fam]) return run_slog(&in);
     return run_cells(&in, fam);

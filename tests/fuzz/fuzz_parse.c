@@ -2,17 +2,18 @@
  *
  * Input: the first byte picks the separator (bit 2 clear: ' ', set: NUL) and, the rest of it modulo the
  * number of limiters, the command from the module's own list (module/limiters.h: 0 RL.TOKEN, 1 RL.LEAKY,
- * 2 RL.WINDOW, 3 RL.SLIDINGLOG, 4 RL.SMOOTH, 5 RL.ACQUIRE, counted from '0': with a space, ':' is RL.SMOOTH and
- * ';' RL.ACQUIRE; with a NUL, '>' and '?');
+ * 2 RL.WINDOW, 3 RL.SLIDINGLOG, 4 RL.SMOOTH, 5 RL.ACQUIRE, 6 RL.QUOTA, counted from '0': with a space, ';' is
+ * RL.SMOOTH, 'C' RL.ACQUIRE and 'K' RL.QUOTA; with a NUL, '?', 'G' and 'O');
  * the rest, less one leading separator, is split on the separator into the arguments after the key
  * (empty arguments included, at most MAX_FUZZ_ARGS). Each argument is copied into its own heap block of exactly its length, not
  * NUL-terminated, so AddressSanitizer catches any read past it. The seed files under
- * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5, ": 0.5
- * WARMUP 4000" RL.SMOOTH 0.5 WARMUP 4000, "; 3 1000 ID job" RL.ACQUIRE 3 1000 ID job.
+ * tests/fuzz/corpus/fuzz_parse/ are plain text: "0 10 1 1000 COST 5" is RL.TOKEN 10 1 1000 COST 5, "; 0.5
+ * WARMUP 4000" RL.SMOOTH 0.5 WARMUP 4000, "C 3 1000 ID job" RL.ACQUIRE 3 1000 ID job, "K 100 day OFFSET -60"
+ * RL.QUOTA 100 DAY OFFSET -60.
  *
  * Invariants (abort() with the values on violation):
  *   - success: every positional number within its spec range and written canonically (what the parser
- *     accepted prints back to the same bytes); cost within COST's range when COST was given, else 1;
+ *     accepted prints back to the same bytes), every positional choice one of its tokens in some case; cost within COST's range when COST was given, else 1;
  *     mingap_ms within MINGAP's range when given, else 0; now_us 0; unused params 0; flags only from the
  *     syntax's options, and no two conflicting ones;
  *   - error: the message starts with "ERR ", is NUL-terminated within RL_ERR_LEN (and not cut short by
@@ -120,6 +121,21 @@ static const rl_option_spec *ref_option(const rl_syntax *syn, const char *s, siz
     return NULL;
 }
 
+/* A positional choice: the argument upper-cased (when it is short enough to be a token) compared with each
+ * token, unlike the parser's strncasecmp. */
+static int ref_choice(const rl_param_spec *p, const char *s, size_t len, int64_t *out) {
+    char upper[16];
+    if (len >= sizeof upper) return -1;
+    for (size_t j = 0; j < len; j++) upper[j] = (char)ascii_upper((unsigned char)s[j]);
+    upper[len] = '\0';
+    for (int64_t k = p->min; k <= p->max; k++)
+        if (strlen(upper) == len && strcmp(upper, p->choices[k]) == 0) {
+            *out = k;
+            return 0;
+        }
+    return -1;
+}
+
 static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens,
                      rl_request *out) {
     rl_request r;
@@ -128,7 +144,10 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
     if (nargs < syn->nparams) return -1;
     for (int i = 0; i < syn->nparams; i++) {
         int64_t v;
-        int bad = syn->params[i].kind == RL_DECIMAL ? ref_decimal(args[i], lens[i], &v) : ref_int64(args[i], lens[i], &v);
+        int kind = syn->params[i].kind;
+        int bad = kind == RL_DECIMAL  ? ref_decimal(args[i], lens[i], &v)
+                  : kind == RL_CHOICE ? ref_choice(&syn->params[i], args[i], lens[i], &v)
+                                      : ref_int64(args[i], lens[i], &v);
         if (bad || v < syn->params[i].min || v > syn->params[i].max) return -1;
         r.params[i] = v;
     }
@@ -162,6 +181,8 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
         else if (strcmp(o->name, "WAIT") == 0) /* the module's (module/wait.c) */
             r.wait_timeout_ms = v;
         else if (strcmp(o->name, "SUBWINDOWS") == 0) /* RL.WINDOW's n (window.h) */
+            r.params[2] = v;
+        else if (strcmp(o->name, "OFFSET") == 0) /* RL.QUOTA's minutes (quota.h) */
             r.params[2] = v;
         else
             REQUIRE(0, "the reference parser does not know option %s: teach it", o->name);
@@ -235,6 +256,15 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
         REQUIRE(req->params[i] >= p->min && req->params[i] <= p->max, "param %s = %lld outside [%lld, %lld]",
                 p->name, (long long)req->params[i], (long long)p->min, (long long)p->max);
         if (p->kind == RL_DECIMAL) continue; /* "2.50" is a decimal as good as "2.5": the reference checks it */
+        if (p->kind == RL_CHOICE) { /* the token it names, in some case */
+            const char *token = p->choices[req->params[i]];
+            REQUIRE(strlen(token) == lens[i], "choice %s = %s was accepted from \"%.*s\"", p->name, token,
+                    (int)lens[i], args[i]);
+            for (size_t j = 0; j < lens[i]; j++)
+                REQUIRE(ascii_upper((unsigned char)args[i][j]) == token[j], "choice %s = %s was accepted from other text",
+                        p->name, token);
+            continue;
+        }
         char buf[32];
         int n = snprintf(buf, sizeof buf, "%lld", (long long)req->params[i]);
         REQUIRE((size_t)n == lens[i] && memcmp(buf, args[i], lens[i]) == 0,
