@@ -3,7 +3,7 @@
  *
  * This file parses them into a call of one clause per key (rl_module.h); call.c decides it as it decides
  * every command, all or nothing. Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW,
- * SLIDINGLOG, SMOOTH, CONCURRENCY) and takes its command's arguments after the key, with its own COST or else
+ * SLIDINGLOG, SMOOTH, CONCURRENCY, QUOTA) and takes its command's arguments after the key, with its own COST or else
  * the call's; the i-th clause applies to the i-th key (a CONCURRENCY clause's ID lease_id is kept beside its
  * request). The request is admitted iff every limit admits it, and then every limit is written, else none
  * (call.c says how a denied call describes its limits). Redis wraps the effects one call replicates in
@@ -94,7 +94,10 @@ static int parse_clause(rl_call *call, int i, int nargs, const char **args, cons
     /* A clause takes its command's arguments but DRYRUN, BLOCK and WAIT: the read-only form's syntax. */
     const rl_syntax *syn = lim->syntax_ro;
     if (nargs - *at < syn->nparams) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: %s needs %d numbers", i + 1, lim->kind, syn->nparams);
+        int choices = 0; /* RL.QUOTA's period is a word, not a number */
+        for (int p = 0; p < syn->nparams; p++) choices += syn->params[p].kind == RL_CHOICE;
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: %s needs %d %s", i + 1, lim->kind, syn->nparams,
+                 choices ? "arguments" : "numbers");
         return -1;
     }
     rl_request *req = &call->clause[i].req;

@@ -422,7 +422,7 @@ static void test_bad_input(void) {
         {"RL.ALL x k LIMIT TOKEN 5 1 1000 x", "ERR numkeys: must be an integer between 1 and 16"},
         {"RL.ALL 2 {x}tok {x}n LIMIT TOKEN 5 1 1000", "ERR LIMIT 2: expected LIMIT kind ... for key 2 (one LIMIT per key)"},
         {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1 1000 LIMIT TOKEN 5 1 1000", "ERR LIMIT: more LIMIT clauses than keys (numkeys is 1)"},
-        {"RL.ALL 1 {x}tok LIMIT BUCKET 5 1 1000", "ERR LIMIT 1: kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY"},
+        {"RL.ALL 1 {x}tok LIMIT BUCKET 5 1 1000", "ERR LIMIT 1: kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA"},
         {"RL.ALL 1 {x}tok LIMIT TOKEN 5 1", "ERR LIMIT 1: TOKEN needs 3 numbers"},
         {"RL.ALL 2 {x}n {x}tok LIMIT WINDOW 5 1000 LIMIT TOKEN 0 1 1000",
          "ERR LIMIT 2: capacity: must be an integer between 1 and 1000000000000"},

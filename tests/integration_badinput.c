@@ -943,7 +943,7 @@ static void test_lease_blobs(void) {
     static const bin kinds[] = {B("CONCURRENCY"), B("C"), B("LEASES"), B("rl-leases")};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         bin args[] = {kinds[i], B("0"), B("0")};
-        setstate_case("bi:lease", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
+        setstate_case("bi:lease", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH, QUOTA");
     }
     /* A valid lease state on another type's key, and another kind's state on a lease key: WRONGTYPE. */
     lb_head(&x, 2);
@@ -1013,7 +1013,7 @@ static void test_setstate(void) {
                                     B("\0TOKEN"), B("TOKEN\0"), B("\xff"), B("TOKEN ")};
     for (size_t i = 0; i < sizeof bad_kinds / sizeof bad_kinds[0]; i++) {
         bin args[] = {bad_kinds[i], B("x"), B("y")}; /* the kind is checked first */
-        setstate_case("bi:tok", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
+        setstate_case("bi:tok", args, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH, QUOTA");
     }
     static const bin bad_words[] = {B("x"), B(""), B("1.5"), B("+1"), B("-0"), B("01"), B("9223372036854775808"),
                                     B("-9223372036854775809"), B("\0"), B("1\0"), B("\r\n"), B("0x1")};
@@ -1361,8 +1361,8 @@ static void test_leases(void) {
         {"CONCURRENCY 10 1000 FOO", "'FOO' is not an option of CONCURRENCY"},
         {"CONCURRENCY 10 1000 ID COST 0", "'0' is not an option of CONCURRENCY"},
         {"concurrency 10 1000 5", "'5' is not an option of CONCURRENCY"},
-        {"CONCURRENC 10 1000", "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY"},
-        {"LEASES 10 1000", "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY"},
+        {"CONCURRENC 10 1000", "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA"},
+        {"LEASES 10 1000", "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA"},
     };
     for (size_t i = 0; i < sizeof clauses / sizeof clauses[0]; i++)
         for (int second = 0; second < 2; second++)
@@ -1624,7 +1624,8 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
     long long v;
     const char *kind = a->argc < 3 ? "" : eq_ci(a->v[2], a->l[2], "TOKEN") ? "rl-tokens" : eq_ci(a->v[2], a->l[2], "LEAKY") ? "rl-leakyb"
                                           : eq_ci(a->v[2], a->l[2], "WINDOW") ? "rl-window"
-                                          : eq_ci(a->v[2], a->l[2], "SMOOTH") ? "rl-smooth" : NULL;
+                                          : eq_ci(a->v[2], a->l[2], "SMOOTH") ? "rl-smooth"
+                                          : eq_ci(a->v[2], a->l[2], "QUOTA") ? "rl-quotas" : NULL;
     if (a->argc == 3 && a->l[2] > 0 && a->v[2][0] == 'C') { /* a lease blob: judged by its layout */
         if (!lease_blob_valid((const unsigned char *)a->v[2], a->l[2])) {
             snprintf(p->error, sizeof p->error, "%s", LEASE_INVALID);
@@ -1644,12 +1645,16 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
         for (int i = 7; well_formed && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[len - 8 + i]);
         if (!well_formed) {
             snprintf(p->error, sizeof p->error, "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])");
-        } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W' && b[0] != 'G') {
+        } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W' && b[0] != 'G' && b[0] != 'Q') {
             snprintf(p->error, sizeof p->error, "ERR state: unknown kind");
         } else if (expiry < 1) {
             snprintf(p->error, sizeof p->error, "ERR state: no valid expiry");
         } else {
-            const char *want = b[0] == 'T' ? "rl-tokens" : b[0] == 'L' ? "rl-leakyb" : b[0] == 'W' ? "rl-window" : "rl-smooth";
+            const char *want = b[0] == 'T'   ? "rl-tokens"
+                               : b[0] == 'L' ? "rl-leakyb"
+                               : b[0] == 'W' ? "rl-window"
+                               : b[0] == 'Q' ? "rl-quotas"
+                                             : "rl-smooth";
             p->kind = P_SETSTATE_VALID_OR_INVALID;
             snprintf(p->error, sizeof p->error, "%s",
                      strcmp(keytype, "none") == 0 || strcmp(keytype, want) == 0 ? "OK" : WRONGTYPE);
@@ -1662,7 +1667,7 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
     if (a->argc < 5) {
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for 'rl.setstate' command");
     } else if (!kind) {
-        snprintf(p->error, sizeof p->error, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH");
+        snprintf(p->error, sizeof p->error, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH, QUOTA");
     } else if (!strict_ll(a->v[3], a->l[3], &v)) {
         snprintf(p->error, sizeof p->error, "ERR w0: must be an integer");
     } else if (a->argc > end + 2) {

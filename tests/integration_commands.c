@@ -38,6 +38,7 @@ static const limiter limiters[] = {
     {"RL.LEAKY", "2 1 60000"},
     {"RL.WINDOW", "2 60000"},
     {"RL.SLIDINGLOG", "2 60000"},
+    {"RL.QUOTA", "2 DAY"},
 };
 #define NLIMITERS (sizeof limiters / sizeof limiters[0])
 
@@ -531,6 +532,7 @@ static void test_command_docs(void) {
         {"RL.SLIDINGLOG", "1.0.0"}, {"RL.SLIDINGLOG_RO", "1.1.0"}, {"RL.SMOOTH", "1.2.0"},
         {"RL.SMOOTH_RO", "1.2.0"},  {"RL.ACQUIRE", "1.3.0"},       {"RL.ACQUIRE_RO", "1.3.0"},
         {"RL.RELEASE", "1.3.0"},    {"RL.RENEW", "1.3.0"},         {"RL.LEASES", "1.3.0"},
+        {"RL.QUOTA", "1.4.0"},      {"RL.QUOTA_RO", "1.4.0"},
         {"RL.ALL", "1.1.0"},        {"RL.ALL_RO", "1.2.0"},        {"RL.RESET", "1.1.0"},
         {"CL.THROTTLE", "1.1.0"},
     };
@@ -558,11 +560,11 @@ static void test_command_docs(void) {
         freeReplyObject(x);
     }
     /* RL.ALL's clauses, as its `spec:` lines: each kind's read-only form, without the key and ATMOST. */
-    static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "SMOOTH", "CONCURRENCY"};
-    static const char *const commands[] = {"token", "leaky", "window", "slidinglog", "smooth", "acquire"};
+    static const char *const kinds[] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "SMOOTH", "CONCURRENCY", "QUOTA"};
+    static const char *const commands[] = {"token", "leaky", "window", "slidinglog", "smooth", "acquire", "quota"};
     char want[8][512];
-    CHECK_EQ(reference_specs(want, 8), 6);
-    for (int k = 0; k < 6; k++) {
+    CHECK_EQ(reference_specs(want, 8), 7);
+    for (int k = 0; k < 7; k++) {
         char ro[32];
         snprintf(ro, sizeof ro, "rl.%s_ro", commands[k]);
         lowercase(ro, ro, sizeof ro);
@@ -583,7 +585,7 @@ static void test_command_docs(void) {
     const redisReply *args = map_get(docs_of("rl.all", &x), "arguments");
     const redisReply *spec = args && args->type == REDIS_REPLY_ARRAY ? args->element[args->elements - 1] : NULL;
     const char *summary = str_of(map_get(spec, "summary"));
-    CHECK(summary && strstr(summary, "TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH or CONCURRENCY") != NULL);
+    CHECK(summary && strstr(summary, "TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA") != NULL);
     freeReplyObject(x);
     CHECK_EQ(type_mismatches, 0);
 }
@@ -728,7 +730,7 @@ static void test_reference_lists(void) {
     int documented = 0;
     for (const char *p = listed; (p = strstr(p, " ratelimit_")) != NULL; p++) documented++;
     if (!CHECK(fields == documented)) fprintf(stderr, "     INFO: %d fields, docs/commands.md:%s\n", fields, listed);
-    CHECK(fields == 2 + 15 * 6 + 3 + 2 * 4); /* the module's, 15 commands of six counters, RL.RESET's, and
+    CHECK(fields == 2 + 17 * 6 + 3 + 2 * 4); /* the module's, 17 commands of six counters, RL.RESET's, and
                                                 RL.RELEASE's and RL.RENEW's four */
 
     const char *at = strstr(reference, "module data type per algorithm");
@@ -739,7 +741,7 @@ static void test_reference_lists(void) {
         const char *key, *line;
     } keys[] = {{"dt:t", "RL.TOKEN dt:t 5 1 1000"}, {"dt:l", "RL.LEAKY dt:l 5 1 1000"}, {"dt:w", "RL.WINDOW dt:w 5 1000"},
                 {"dt:s", "RL.SMOOTH dt:s 5"},       {"dt:g", "RL.SLIDINGLOG dt:g 5 1000"},
-                {"dt:c", "RL.ACQUIRE dt:c 5 1000"}};
+                {"dt:c", "RL.ACQUIRE dt:c 5 1000"}, {"dt:q", "RL.QUOTA dt:q 5 MONTH"}};
     int module_types = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         freeReplyObject(cmdline(c, "%s", keys[i].line));
@@ -752,9 +754,9 @@ static void test_reference_lists(void) {
         }
         freeReplyObject(t);
     }
-    CHECK_EQ(module_types, 5);
+    CHECK_EQ(module_types, 6);
     CHECK_EQ(ntypes, module_types);
-    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c"));
+    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c dt:q"));
 }
 
 int main(void) {
