@@ -1,6 +1,6 @@
 /* integration_badinput.c -- every RL.* command against bad input, on a real redis-server (RL.SMOOTH, whose
  * numbers are decimals, has its own table: test_smooth; the lease commands other than RL.ACQUIRE, and RL.ALL's
- * CONCURRENCY clause, have theirs: test_leases):
+ * CONCURRENCY clause, have theirs: test_leases; RL.QUOTA, whose period is a word, too: test_quota):
  *
  *   - tables of cases per command: arity, non-numbers, signs, zero, leading zeros, 2^63 and beyond, huge
  *     COST, unknown, repeated, conflicting and misplaced options, binary junk (NUL, CR LF, 0xff) in the
@@ -642,9 +642,9 @@ static void test_options(int ci) {
 /* --- wrong key types --------------------------------------------------------------------------------------- */
 
 static const char *const typed_keys[] = {"bi:str", "bi:list", "bi:hash", "bi:set", "bi:zset", "bi:tok", "bi:leak",
-                                         "bi:win", "bi:log", "bi:smooth", "bi:lease"};
+                                         "bi:win", "bi:log", "bi:smooth", "bi:lease", "bi:quota"};
 static const char *const typed_kinds[] = {"string", "list", "hash", "set", "zset", "rl-tokens", "rl-leakyb",
-                                          "rl-window", "zset", "rl-smooth", "rl-leases"};
+                                          "rl-window", "zset", "rl-smooth", "rl-leases", "rl-quotas"};
 #define NTYPED ((int)(sizeof typed_keys / sizeof typed_keys[0]))
 
 static void test_wrong_types(void) {
@@ -1202,6 +1202,108 @@ static void test_smooth(void) {
         a_str(&a, "RL.SETSTATE");
         a_str(&a, "bi:smooth");
         a_str(&a, "SMOOTH");
+        a_words(&a, bad_states[i]);
+        expect_error(&a, "ERR state: not a valid state of this kind");
+    }
+}
+
+/* --- RL.QUOTA, whose period is a word: its own table ------------------------------------------------------ */
+
+static void test_quota(void) {
+    static const char *const limit_err = "ERR limit: must be an integer between 1 and 1000000000000";
+    static const char *const period_err = "ERR period: must be DAY, WEEK or MONTH";
+    static const char *const offset_err = "ERR OFFSET: must be an integer between -840 and 840";
+    static const struct {
+        const char *args, *error;
+    } cases[] = {
+        {"", "ERR wrong number of arguments for 'rl.quota' command"},
+        {"10", "ERR wrong number of arguments for 'rl.quota' command"},
+        {"0 DAY", "L"}, {"-1 DAY", "L"}, {"1000000000001 DAY", "L"}, {"x DAY", "L"}, {"01 DAY", "L"},
+        {"DAY 10", "L"}, {"10 YEAR", "P"}, {"10 DAYS", "P"}, {"10 D", "P"}, {"10 0", "P"}, {"10 2", "P"},
+        {"10 MONTHLY", "P"}, {"10 WEEK-END", "P"}, {"10 OFFSET", "P"},
+        {"10 DAY OFFSET", "ERR OFFSET: needs a value"},
+        {"10 DAY OFFSET 841", "O"}, {"10 DAY OFFSET -841", "O"}, {"10 DAY OFFSET +60", "O"},
+        {"10 DAY OFFSET 60.5", "O"}, {"10 DAY OFFSET x", "O"}, {"10 DAY OFFSET -0", "O"}, {"10 DAY OFFSET 060", "O"},
+        {"10 DAY OFFSET 1 OFFSET 2", "ERR OFFSET: given more than once"},
+        {"10 DAY COST -1", "ERR COST: must be an integer between 0 and 1000000000000"},
+        {"10 DAY COST 1000000000001", "ERR COST: must be an integer between 0 and 1000000000000"},
+        {"10 DAY REFUND -1", "ERR REFUND: must be an integer between 0 and 1000000000000"},
+        {"10 DAY COST 1 REFUND 1", "ERR REFUND: cannot be combined with COST"},
+        {"10 DAY FORCE REFUND 1", "ERR REFUND: cannot be combined with FORCE"},
+        {"10 DAY REFUND 1 FORCE", "ERR FORCE: cannot be combined with REFUND"},
+        {"10 DAY FORCE FORCE", "ERR FORCE: given more than once"},
+        {"10 DAY ATMOST", "ERR 'ATMOST': not an option of rl.quota"},
+        {"10 DAY WAIT 5", "ERR 'WAIT': not an option of rl.quota"},
+        {"10 DAY BLOCK", "ERR 'BLOCK': not an option of rl.quota"},
+        {"10 DAY FIXED", "ERR 'FIXED': not an option of rl.quota"},
+        {"10 DAY WEEK", "ERR 'WEEK': not an option of rl.quota"},
+        {"10 DAY 60", "ERR '60': not an option of rl.quota"},
+    };
+    static const char *const keys[] = {"bi:quota", MISSING_KEY};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int k = 0; k < 2; k++) {
+            argv_t a;
+            a_reset(&a);
+            a_str(&a, k == 0 && i % 2 ? "rl.quota" : "RL.QUOTA");
+            a_str(&a, keys[k]);
+            a_words(&a, cases[i].args);
+            const char *e = cases[i].error;
+            expect_error(&a, strcmp(e, "L") == 0 ? limit_err : strcmp(e, "P") == 0 ? period_err
+                                                    : strcmp(e, "O") == 0 ? offset_err : e);
+        }
+    /* The read-only form: the same words, and DRYRUN is not one of its options. */
+    static const char *const ro[][2] = {{"10 YEAR", "ERR period: must be DAY, WEEK or MONTH"},
+                                        {"10 DAY DRYRUN", "ERR 'DRYRUN': not an option of rl.quota_ro"},
+                                        {"10 DAY OFFSET 900", "ERR OFFSET: must be an integer between -840 and 840"}};
+    for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
+        argv_t a;
+        a_reset(&a);
+        a_str(&a, "RL.QUOTA_RO");
+        a_str(&a, "bi:quota");
+        a_words(&a, ro[i][0]);
+        expect_error(&a, ro[i][1]);
+    }
+    /* Binary junk in the period and in OFFSET's value. */
+    static const bin junk[] = {B("DAY\0"), B("\0DAY"), B("DAY\r\n"), B("\xff"), B("")};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        argv_t a;
+        a_reset(&a);
+        a_str(&a, "RL.QUOTA");
+        a_str(&a, "bi:quota");
+        a_str(&a, "10");
+        a_bin(&a, junk[i].p, junk[i].n);
+        expect_error(&a, period_err);
+        a_reset(&a);
+        a_str(&a, "RL.QUOTA");
+        a_str(&a, "bi:quota");
+        a_words(&a, "10 WEEK OFFSET");
+        a_bin(&a, junk[i].p, junk[i].n);
+        expect_error(&a, offset_err);
+    }
+    /* Every other kind of key is the wrong type, whatever the options. */
+    static const char *const variants[] = {"10 DAY", "10 WEEK DRYRUN", "1 MONTH OFFSET -840 COST 0", "5 DAY COST 9 FORCE",
+                                           "5 DAY REFUND 1"};
+    for (size_t k = 0; k < sizeof typed_keys / sizeof typed_keys[0]; k++) {
+        if (strcmp(typed_kinds[k], "rl-quotas") == 0) continue;
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            argv_t a;
+            a_reset(&a);
+            a_str(&a, v % 2 ? "RL.QUOTA" : "RL.QUOTA_RO");
+            a_str(&a, typed_keys[k]);
+            a_words(&a, variants[v]);
+            expect_error(&a, WRONGTYPE);
+        }
+    }
+    /* States RL.SETSTATE must refuse: a window ending at or before the epoch, or beyond any clock's month; a
+     * count beyond the most debt. */
+    static const char *const bad_states[] = {"0 1", "-1 1", "70371422577665 1", "1767225600000 2000000000001",
+                                             "1767225600000 -1"};
+    for (size_t i = 0; i < sizeof bad_states / sizeof bad_states[0]; i++) {
+        argv_t a;
+        a_reset(&a);
+        a_str(&a, "RL.SETSTATE");
+        a_str(&a, "bi:quota");
+        a_str(&a, "QUOTA");
         a_words(&a, bad_states[i]);
         expect_error(&a, "ERR state: not a valid state of this kind");
     }
@@ -2117,7 +2219,7 @@ static void setup_keys(void) {
         "RL.TOKEN bi:tok 10 1 1000 COST 3",         "RL.LEAKY bi:leak 10 1 1000 COST 3",
         "RL.WINDOW bi:win 10 1000 COST 3",          "RL.SLIDINGLOG bi:log 10 1000 COST 3",
         "RL.SMOOTH bi:smooth 2.5 WARMUP 4000 COST 3", "RL.ACQUIRE bi:lease 10 100000 COST 3 ID held",
-        "RL.ACQUIRE bi:lease 10 50000",
+        "RL.ACQUIRE bi:lease 10 50000",             "RL.QUOTA bi:quota 10 MONTH OFFSET 60 COST 3",
         "SET bi:str hello",                         "RPUSH bi:list a b c",
         "HSET bi:hash f v",                         "SADD bi:set a b",
         "ZADD bi:zset 1 a 2 b",
@@ -2164,6 +2266,7 @@ int main(void) {
     test_clock();
     test_boundaries();
     test_smooth();
+    test_quota();
     test_leases();
     test_foreign_logs();
     test_fuzz();
