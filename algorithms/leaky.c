@@ -31,10 +31,23 @@
  *   - A clock that runs backwards makes scaled(t) larger: a fuller bucket, never room that was not
  *     there. The state is only rewritten from scaled(t), so Q keeps every unit admitted.
  *
+ * FORCE (with NODELAY; COST n, FORCE) adds the n units whatever the room: the level may pass the capacity,
+ * which is the debt, and the reply is allowed (retry -1, wait 0, granted n) even for n above C. remaining is
+ * 0 while the level is above C - 1; reset_after is the time to drain everything, the debt first; a later
+ * request without FORCE is denied until the level is down to C - n, with the exact retry. Nothing new is
+ * stored: the empty instant is simply further ahead. Saturation: the level recorded is at most the one that
+ * drains to empty within RL_MAX_IDLE_MS of now (the bound every bucket without debt keeps: so the empty
+ * instant stays inside what cell_valid accepts), and at most C + RL_MAX_DEBT units; a FORCE beyond it is
+ * still allowed and the level stays there (never lower than it was). Without NODELAY FORCE is refused
+ * (validate): a shaping bucket is a queue, each request waits its turn, so "past the capacity" would only
+ * be a longer queue than the capacity allows, not a debt; `BLOCK` (shaping) conflicts with FORCE anyway.
+ *
  * Bounds: C, R <= 10^12, P <= 10^15 µs and C*P/R <= 10^15 µs (validate), times <= 7.1*10^16 µs. So
  * t*R < 10^29 and C*P <= 10^27: every product below fits easily in 128 bits, and every duration derived
- * from a valid cell fits in 64. */
+ * from a valid cell fits in 64 (a debt's level drains within 10^15 µs too: the saturation above). */
 #include "leaky.h"
+
+#include <stdio.h>
 
 #define LEAKY_TIME_LIMIT (RL_MAX_TIME_US + RL_MAX_IDLE_MS * 1000LL)
 
@@ -45,6 +58,11 @@ static leaky_params leaky_params_of(const rl_request *req) { return rl_rate_of(r
 static int leaky_validate(const rl_request *req, char err[RL_ERR_LEN]) {
     leaky_params p = leaky_params_of(req);
     if (rl_rate_too_slow(&p)) return rl_rate_error(err, "leak_tokens", "leak_ms", "draining from full to empty");
+    if ((req->flags & RL_F_FORCE) && !(req->flags & RL_F_NODELAY)) {
+        snprintf(err, RL_ERR_LEN,
+                 "ERR FORCE: needs NODELAY (a shaping bucket queues requests: it has no debt, a policing one does)");
+        return -1;
+    }
     return 0;
 }
 
@@ -65,6 +83,18 @@ static rl_i128 leaky_time_to_drain(const leaky_params *p, rl_i128 scaled, rl_i12
     return scaled > target ? rl_ceil_div(scaled - target, p->tokens) : 0;
 }
 
+/* FORCE: add need scaled units whatever the room, up to the highest level recorded (the opening comment):
+ * the one that drains to empty RL_MAX_IDLE_MS from now, and no more than RL_MAX_DEBT units above the
+ * capacity. Never less than was there. */
+static rl_i128 leaky_forced(const leaky_params *p, rl_i128 scaled, rl_i128 need) {
+    rl_i128 highest = (rl_i128)RL_MAX_IDLE_MS * 1000 * p->tokens; /* >= C*P: validate */
+    rl_i128 most_debt = (rl_i128)p->capacity * p->period_us + (rl_i128)RL_MAX_DEBT * p->period_us;
+    if (highest > most_debt) highest = most_debt;
+    rl_i128 level = scaled + need;
+    if (level <= highest) return level;
+    return scaled > highest ? scaled : highest;
+}
+
 static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_reply *reply) {
     leaky_params p = leaky_params_of(req);
     int64_t now = req->now_us, cost = req->cost;
@@ -79,6 +109,9 @@ static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
         /* n units out of the bucket at once, not below empty: served at once, nothing to wait for. */
         reply->allowed = 1;
         scaled = scaled > need ? scaled - need : 0;
+    } else if (req->flags & RL_F_FORCE) { /* NODELAY (validate): no wait, the level may pass the capacity */
+        reply->allowed = 1;
+        scaled = leaky_forced(&p, scaled, need);
     } else {
         reply->allowed = cost <= p.capacity && scaled + need <= full;
         /* The units already in the bucket drain before this request's do: that is the shaping delay. It

@@ -43,6 +43,17 @@
  * before) + (the new ones). Hence a log capped at L + 1 units answers every call exactly as the full log
  * would. Units of one score are interchangeable, so the cap may cut a member: it keeps part of its weight.
  *
+ * FORCE (COST n, FORCE): the attempt is admitted whatever the log holds (the count rule, MINGAP, and a cost
+ * above the limit are not asked), and its n units are logged at t. The window may then hold more than L
+ * units, which is the debt: remaining is 0, a later attempt without FORCE is blocked until enough units
+ * have left (the retry below, exact as always), and reset_after is when the newest unit leaves. The memory
+ * bound still holds with FORCE: a forced attempt is "adding n units at t", which the argument above covers
+ * for any n, because the n units share the score t. So of an attempt of n > L + 1 units, L + 1 are logged
+ * (one member of that weight), and every later reply is the one the full log would give: whatever the
+ * cost, all of it leaves the window at the same instant t + W, and no decision asks about more than the
+ * newest L + 1 units. Nothing saturates for the decisions, then; what the cap cuts is seen by a refund
+ * only, as for blocked attempts (and a forced attempt is usage that happened, not one to refund).
+ *
  * REFUND n. The newest units of the log are the attempts just made, so a refund, for an attempt that
  * failed downstream and should not count, removes up to n units from the newest end: the newest
  * min(n, c') of the c' = min(c, L + 1) units the log keeps in the window (scores above now counting as
@@ -170,14 +181,17 @@ void rl_slog_decide_view(const rl_request *req, const rl_slog_view *view, rl_slo
         return;
     }
 
+    int force = (req->flags & RL_F_FORCE) != 0;
     int over = cost > limit;
-    int allowed = !over && (rl_i128)c + cost <= limit;
-    if (allowed && gap_us > 0 && c > 0 && (rl_i128)now - newest < gap_us) allowed = 0;
+    int allowed = force || (!over && (rl_i128)c + cost <= limit);
+    if (allowed && !force && gap_us > 0 && c > 0 && (rl_i128)now - newest < gap_us) allowed = 0;
 
     /* Keep the newest limit + 1 of (cost units at now) + (units read): the new ones are the newest. An
-     * attempt above the limit logs nothing, like a peek; a blocked one is logged too, unless the caller
-     * logs nothing for it (RL_F_NOLOG: RL.ALL writes nothing when denied). */
+     * attempt above the limit logs nothing, like a peek, unless forced: then its newest limit + 1 units are
+     * logged (all at now, so which does not matter). A blocked one is logged too, unless the caller logs
+     * nothing for it (RL_F_NOLOG: RL.ALL writes nothing when denied). */
     int64_t add = over ? 0 : cost; /* cost <= limit < cap */
+    if (force) add = cost < cap ? cost : cap;
     if (!allowed && (req->flags & RL_F_NOLOG)) add = 0;
     int64_t keep = c < cap - add ? c : cap - add;
     plan->add = add;

@@ -1,5 +1,5 @@
-/* slidinglog.h -- sliding log (RL.SLIDINGLOG key limit window_ms [MINGAP ms] [COST n | REFUND n] [DRYRUN]):
- * the decision.
+/* slidinglog.h -- sliding log (RL.SLIDINGLOG key limit window_ms [MINGAP ms] [COST n | REFUND n] [FORCE]
+ * [DRYRUN]): the decision.
  *
  * The log lives in a Redis sorted set whose scores are attempt times in Unix microseconds; the module
  * (module/store_log.c) does the sorted-set I/O and this file only decides. Request: params[0] = limit
@@ -40,7 +40,8 @@
 typedef struct rl_slog_plan {
     int64_t at_us; /* when the new units are logged: now_us */
     int64_t add;   /* units to log at at_us: the cost, or 0 when the cost is above the limit (such an
-                      attempt can never be admitted, so it is not logged), and 0 for a refund */
+                      attempt can never be admitted, so it is not logged), and 0 for a refund; with FORCE
+                      the cost, at most limit + 1 (the rest would be cut at once: slidinglog.c) */
     int64_t keep;  /* how many units of the log to keep, after the dropped ones; every older unit, and
                       every unit with score <= now_us - W, is removed */
     int64_t drop;  /* REFUND n: the newest min(n, units in the window, at most limit + 1) units are

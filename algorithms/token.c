@@ -32,9 +32,28 @@
  * tokens present are floor(scaled(now) / P) (continuous) or the count after the refill (INTERVAL): the
  * `remaining` a COST 0 call would report.
  *
+ * FORCE (COST n, FORCE) takes the n tokens whatever is there: the bucket goes below empty, into debt, and
+ * the reply is allowed (retry -1, granted n) even for n above C. remaining is 0 while the bucket holds less
+ * than one whole token, debt included; reset_after is the time to refill the debt and then the capacity; a
+ * later request without FORCE is denied until its tokens are there again, with the exact retry. In
+ * continuous mode the debt is E beyond now (scaled(now) < 0), nothing new in the cell. In INTERVAL mode the
+ * whole count goes negative: it is written as the tokens owed with RL_TOKEN_DEBT_BIT (token.h), so a cell
+ * without debt is written, and read, exactly as before; chunks then arrive on the anchor's schedule as
+ * usual, and a bucket found full from a debt starts over as new. Saturation: a bucket records debt only as
+ * deep as leaves it full again within RL_MAX_IDLE_MS of now (the bound every bucket without debt keeps), and
+ * never more than RL_MAX_DEBT tokens:
+ *   - continuous: scaled(now) >= max(C*P - RL_MAX_IDLE_MS*1000*R, -RL_MAX_DEBT*P), so E <= now + 10^15 µs,
+ *     inside the bound cell_valid checks whatever rate reads it later;
+ *   - INTERVAL: D tokens owed with C + D <= floor(RL_MAX_IDLE_MS*1000 / P) * R (ceil((C + D) / R) chunks of P
+ *     within RL_MAX_IDLE_MS) and D <= RL_MAX_DEBT; none when C alone takes longer. A debt written under a
+ *     faster rate is read as the deepest the reading request's rate records.
+ * A FORCE beyond that is still allowed; the debt stays at that depth (never shallower than it was: a bucket
+ * already deeper, on a clock that went back, is left as it is). Switching modes keeps the debt in whole
+ * tokens (a fraction owed is a whole token owed), as deep as the new mode records.
+ *
  * Bounds: C, R <= 10^12, P <= 10^15 µs and C*P/R <= 10^15 µs (validate), times <= 7.1*10^16 µs. So
  * t*R < 10^29 and C*P <= 10^27: every product below fits easily in 128 bits, and every duration derived
- * from a valid cell fits in 64. */
+ * from a valid cell fits in 64 (a debt adds at most 10^15 µs to a refill: the saturation above). */
 #include "token.h"
 
 #define TOKEN_REM_MAX ((1ULL << 40) - 1) /* e_rem < R <= 10^12 < 2^40 */
@@ -63,6 +82,20 @@ static void continuous_store(const token_params *p, rl_cell *cell, int64_t now_u
     rl_instant_write(cell, (rl_i128)now_us * p->tokens - scaled, p->tokens);
 }
 
+/* FORCE: take need scaled tokens whatever is there, down to the deepest debt the bucket records (see the
+ * opening comment): the scaled tokens at which it is full again RL_MAX_IDLE_MS from now, and no more than
+ * RL_MAX_DEBT tokens below empty. Never more than was there (a bucket already deeper, on a clock that went
+ * back or after a change of rate, stays as it is). */
+static rl_i128 continuous_forced(const token_params *p, rl_i128 scaled, rl_i128 need) {
+    rl_i128 full = (rl_i128)p->capacity * p->period_us;
+    rl_i128 deepest = full - (rl_i128)RL_MAX_IDLE_MS * 1000 * p->tokens; /* <= 0: validate */
+    rl_i128 most_debt = -(rl_i128)RL_MAX_DEBT * p->period_us;
+    if (deepest < most_debt) deepest = most_debt;
+    rl_i128 left = scaled - need;
+    if (left >= deepest) return left;
+    return scaled < deepest ? scaled : deepest;
+}
+
 static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now_us, const rl_request *req,
                               rl_cell *cell, rl_reply *reply) {
     rl_i128 full = (rl_i128)p->capacity * p->period_us;
@@ -76,6 +109,9 @@ static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now
         reply->allowed = 1;
         scaled += need;
         if (scaled > full) scaled = full;
+    } else if (req->flags & RL_F_FORCE) {
+        reply->allowed = 1;
+        scaled = continuous_forced(p, scaled, need);
     } else {
         reply->allowed = cost <= p->capacity && scaled >= need;
         if (reply->allowed) scaled -= need;
@@ -123,6 +159,42 @@ static rl_i128 interval_time_to(const token_params *p, interval_state s, int64_t
     return (rl_i128)s.anchor_us + chunks * p->period_us - now_us;
 }
 
+/* The most whole tokens an INTERVAL bucket records below empty: as many as leave it full again within
+ * RL_MAX_IDLE_MS of chunks, ceil((C + D) / R) * P <= RL_MAX_IDLE_MS, that is C + D <= floor(idle / P) * R,
+ * and at most RL_MAX_DEBT (0 when even C takes longer). */
+static int64_t interval_most_debt(const token_params *p) {
+    rl_i128 most = (rl_i128)(RL_MAX_IDLE_MS * 1000 / p->period_us) * p->tokens - p->capacity;
+    if (most < 0) return 0;
+    return most < RL_MAX_DEBT ? (int64_t)most : RL_MAX_DEBT;
+}
+
+/* FORCE: take cost whole tokens whatever is there, down to the deepest debt recorded; never more than was
+ * there (a bucket already deeper stays as it is). */
+static int64_t interval_forced(const token_params *p, int64_t tokens, int64_t cost) {
+    int64_t deepest = -interval_most_debt(p);
+    rl_i128 left = (rl_i128)tokens - cost;
+    if (left >= deepest) return (int64_t)left;
+    return tokens < deepest ? tokens : deepest;
+}
+
+/* The cell of an INTERVAL state (token.h): the anchor, then the tokens, or the debt with its own bit. */
+static void interval_write(interval_state s, rl_cell *cell) {
+    cell->w[0] = (uint64_t)s.anchor_us;
+    cell->w[1] = RL_TOKEN_INTERVAL_BIT | (s.tokens >= 0 ? (uint64_t)s.tokens : RL_TOKEN_DEBT_BIT | (uint64_t)-s.tokens);
+}
+
+/* The INTERVAL state in a cell, as a request of these parameters reads it: a debt deeper than they record
+ * (written under a faster rate) reads as the deepest they do, so that the time to full stays within bounds. */
+static interval_state interval_read(const token_params *p, const rl_cell *cell) {
+    uint64_t count = cell->w[1] & ~(RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT);
+    interval_state s = {(int64_t)cell->w[0], (int64_t)count};
+    if (cell->w[1] & RL_TOKEN_DEBT_BIT) {
+        int64_t most = interval_most_debt(p);
+        s.tokens = -(s.tokens < most ? s.tokens : most);
+    }
+    return s;
+}
+
 static void interval_decide(const token_params *p, interval_state s, int64_t now_us, const rl_request *req,
                             rl_cell *cell, rl_reply *reply) {
     int refund = (req->flags & RL_F_REFUND) != 0;
@@ -133,17 +205,17 @@ static void interval_decide(const token_params *p, interval_state s, int64_t now
         reply->allowed = 1;
         s.tokens = cost < p->capacity - s.tokens ? s.tokens + cost : p->capacity;
     } else {
+        int force = (req->flags & RL_F_FORCE) != 0;
         if (req->flags & RL_F_ATMOST) cost = rl_atmost_cost(cost, s.tokens);
-        reply->allowed = cost <= s.tokens;
+        reply->allowed = force || cost <= s.tokens;
         if (reply->allowed && cost > 0) {
             if (s.tokens == p->capacity) s.anchor_us = now_us;
-            s.tokens -= cost;
+            s.tokens = force ? interval_forced(p, s.tokens, cost) : s.tokens - cost;
         }
     }
     reply->granted = reply->allowed && !refund ? cost : 0;
-    reply->remaining = s.tokens;
-    cell->w[0] = (uint64_t)s.anchor_us;
-    cell->w[1] = (uint64_t)s.tokens | RL_TOKEN_INTERVAL_BIT;
+    reply->remaining = s.tokens > 0 ? s.tokens : 0;
+    interval_write(s, cell);
 
     rl_i128 retry_us = !refund && cost <= p->capacity ? interval_time_to(p, s, cost, now_us) : -1;
     rl_reply_times(reply, retry_us, interval_time_to(p, s, p->capacity, now_us));
@@ -164,18 +236,21 @@ static void token_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
     int64_t tokens = p.capacity;
     if (exists && was_interval != want_interval) {
         if (was_interval) {
-            interval_state old = {(int64_t)cell->w[0], (int64_t)(cell->w[1] & ~RL_TOKEN_INTERVAL_BIT)};
-            tokens = interval_refill(&p, old, now).tokens;
+            tokens = interval_refill(&p, interval_read(&p, cell), now).tokens;
         } else {
+            /* A debt is kept whole (a fraction of a token owed is a whole token owed), as deep as INTERVAL
+             * records one. */
             rl_i128 scaled = continuous_scaled(&p, cell, now);
-            tokens = scaled > 0 ? (int64_t)(scaled / p.period_us) : 0;
+            rl_i128 whole = scaled > 0 ? scaled / p.period_us : scaled < 0 ? rl_floor_div(scaled, p.period_us) : 0;
+            rl_i128 deepest = -(rl_i128)interval_most_debt(&p);
+            tokens = (int64_t)(whole < deepest ? deepest : whole);
         }
         exists = 0;
     }
 
     if (want_interval) {
         interval_state s = {now, tokens};
-        if (exists) s = (interval_state){(int64_t)cell->w[0], (int64_t)(cell->w[1] & ~RL_TOKEN_INTERVAL_BIT)};
+        if (exists) s = interval_read(&p, cell);
         interval_decide(&p, s, now, req, cell, reply);
     } else {
         rl_i128 scaled = exists ? continuous_scaled(&p, cell, now) : (rl_i128)tokens * p.period_us;
@@ -186,8 +261,11 @@ static void token_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
 static int token_cell_valid(const rl_cell *cell) {
     int64_t t = (int64_t)cell->w[0];
     if (t > TOKEN_TIME_LIMIT || t < -TOKEN_TIME_LIMIT) return 0;
-    if (cell->w[1] & RL_TOKEN_INTERVAL_BIT)
-        return (cell->w[1] & ~RL_TOKEN_INTERVAL_BIT) <= (uint64_t)RL_MAX_COUNT;
+    if (cell->w[1] & RL_TOKEN_INTERVAL_BIT) {
+        uint64_t count = cell->w[1] & ~(RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT);
+        if (cell->w[1] & RL_TOKEN_DEBT_BIT) return count >= 1 && count <= (uint64_t)RL_MAX_DEBT;
+        return count <= (uint64_t)RL_MAX_COUNT;
+    }
     return cell->w[1] <= TOKEN_REM_MAX;
 }
 

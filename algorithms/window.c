@@ -42,6 +42,16 @@
  * (denied, retry_after_ms when 1 unit would fit): see rl_atmost_cost. Available is the `remaining` of a
  * COST 0 call: limit - c (FIXED), the largest m with p * (W - e) + (c + m) * W <= limit * W (SLIDING).
  *
+ * FORCE (every mode; COST n, FORCE) counts the n units whatever the count: the window goes over its limit,
+ * which is the debt, and the reply is allowed (retry -1, granted n) even for n above the limit. remaining is
+ * 0 while over; a later request without FORCE is denied until the units counted have left (or weigh) enough
+ * for it, with the exact retry. A window repays its debt as it forgets any count: FIXED when the window
+ * ends, SLIDING as the over-full count weighs less through the next window, SUBWINDOWS when the cell that
+ * holds it leaves; reset_after is, as always, when everything counted has gone, debt included. Saturation:
+ * a count (FIXED and SLIDING's current one; SUBWINDOWS's sum of cells) is at most RL_MAX_COUNT (10^12), the
+ * largest a cell holds and cell_valid accepts (the counts have 40 bits, so no new layout): a debt of at most
+ * 10^12 - limit units. A FORCE beyond it is still allowed; the count stays at 10^12.
+ *
  * Sub-windows (SUBWINDOWS n). The window is made of n epoch-aligned cells of cell_ms = W / n; each
  * counts what it admitted, and a request at t counts the n cells ending with t's cell (index floor(t /
  * cell_ms)): admitted iff their sum + cost <= limit. The n cells cover the trailing W but for the stretch
@@ -193,6 +203,13 @@ static rl_i128 window_us_until(int64_t at_ms, int64_t now_us) {
     return (rl_i128)at_ms * 1000 - now_us;
 }
 
+/* A count after `cost` more units: saturated at RL_MAX_COUNT, the most a count holds (only FORCE gets there;
+ * a count already above it, from a crafted cell, is not raised). */
+static int64_t counted(int64_t count, int64_t cost) {
+    if (count >= RL_MAX_COUNT) return count;
+    return cost < RL_MAX_COUNT - count ? count + cost : RL_MAX_COUNT;
+}
+
 /* --- refunds ---------------------------------------------------------------------------------------- */
 
 /* REFUND n: off the current window's count first, the rest off the previous one's, neither below 0. */
@@ -213,10 +230,11 @@ static int64_t fixed_available(const window_view *v, int64_t limit) {
 /* Decide `cost` (refund: the refund is already in *v, nothing to take). */
 static void fixed_decide(const rl_request *req, window_view *v, int64_t cost, int refund, rl_reply *reply) {
     int64_t limit = req->params[0], window_ms = req->params[1];
+    int force = (req->flags & RL_F_FORCE) != 0;
     int64_t window_end_ms = v->start_ms + window_ms;
 
-    reply->allowed = refund || v->curr + cost <= limit;
-    if (reply->allowed && !refund) v->curr += cost;
+    reply->allowed = refund || force || v->curr + cost <= limit;
+    if (reply->allowed && !refund) v->curr = counted(v->curr, cost);
     reply->remaining = fixed_available(v, limit);
 
     /* The count only falls, to 0, when the window ends. */
@@ -265,8 +283,9 @@ static void sliding_decide(const rl_request *req, window_view *v, int64_t cost, 
     int64_t limit = req->params[0], window_ms = req->params[1];
     rl_i128 budget = (rl_i128)limit * window_ms;
 
-    reply->allowed = refund || (cost <= limit && sliding_weight(v, window_ms, cost) <= budget);
-    if (reply->allowed && !refund) v->curr += cost;
+    int force = (req->flags & RL_F_FORCE) != 0;
+    reply->allowed = refund || force || (cost <= limit && sliding_weight(v, window_ms, cost) <= budget);
+    if (reply->allowed && !refund) v->curr = counted(v->curr, cost);
     reply->remaining = sliding_available(v, limit, window_ms);
 
     rl_i128 retry_us = -1;
@@ -367,10 +386,11 @@ static void sub_decide(const rl_request *req, rl_cell *cell, int exists, rl_repl
     else if (req->flags & RL_F_ATMOST)
         cost = rl_atmost_cost(cost, limit > sub_sum(&s) ? limit - sub_sum(&s) : 0);
     int64_t sum = sub_sum(&s);
-    reply->allowed = refund || (cost <= limit && sum + cost <= limit);
-    if (reply->allowed && !refund) {
-        s.count[slot(s.newest, (int)n)] += cost;
-        sum += cost;
+    reply->allowed = refund || (req->flags & RL_F_FORCE) || (cost <= limit && sum + cost <= limit);
+    if (reply->allowed && !refund) { /* the sum saturates as one count does (FORCE) */
+        int64_t *newest = &s.count[slot(s.newest, (int)n)];
+        *newest += counted(sum, cost) - sum;
+        sum = counted(sum, cost);
     }
     reply->remaining = limit > sum ? limit - sum : 0;
     reply->granted = reply->allowed && !refund ? cost : 0;

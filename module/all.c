@@ -1,5 +1,5 @@
-/* all.c -- RL.ALL numkeys key [key ...] [COST n | REFUND n] [DRYRUN] [WAIT timeout_ms] LIMIT spec [LIMIT spec
- * ...]: several limits in one atomic call; and RL.ALL_RO, its read-only form.
+/* all.c -- RL.ALL numkeys key [key ...] [COST n | REFUND n] [DRYRUN] [FORCE | WAIT timeout_ms] LIMIT spec
+ * [LIMIT spec ...]: several limits in one atomic call; and RL.ALL_RO, its read-only form.
  *
  * This file parses them into a call of one clause per key (rl_module.h); call.c decides it as it decides
  * every command, all or nothing. Each LIMIT clause names a limiter of the list (TOKEN, LEAKY, WINDOW,
@@ -14,6 +14,12 @@
  * error, none. A call either takes from every limit or gives back to every one: a clause's REFUND in a call
  * that takes, or its COST in a call that gives back, is refused. ATMOST has no place here: all or nothing
  * takes each limit's whole COST or none.
+ *
+ * FORCE before the first LIMIT forces every limit (each takes its units even past its limit, into debt:
+ * rl_common.h), so the call is admitted and every limit written; every clause's kind must take FORCE (RL.LEAKY
+ * with NODELAY). A clause's own FORCE forces that limit only: the call is then admitted iff the other limits
+ * admit it. A forced clause in a call that gives back (REFUND) or waits (WAIT) is refused, as FORCE with
+ * REFUND or WAIT is.
  *
  * RL.ALL_RO is RL.ALL with DRYRUN set, flagged readonly: it takes the same arguments but DRYRUN and WAIT.
  * It never waits and writes nothing. */
@@ -43,12 +49,36 @@ static int takes(const rl_syntax *syn, uint32_t flag) {
 
 #define NO_ATMOST "ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"
 
+/* How clause i's request takes FORCE from the whole call's, and its own FORCE with the call's options: a call's
+ * FORCE forces every limit, so each must take it; a forced clause neither gives back nor waits. 0, or -1 with
+ * err. */
+static int clause_force(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
+    if (whole->flags & RL_F_FORCE) {
+        if (!takes(lim->syntax_ro, RL_F_FORCE)) {
+            snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: FORCE: %s cannot be forced (%s has no FORCE)", i + 1, lim->kind,
+                     lim->syntax->name);
+            return -1;
+        }
+        req->flags |= RL_F_FORCE;
+        return 0;
+    }
+    if (!(req->flags & RL_F_FORCE)) return 0;
+    if (whole->flags & (RL_F_REFUND | RL_F_WAIT)) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: FORCE: cannot be combined with the call's %s (a forced limit %s)",
+                 i + 1, (whole->flags & RL_F_REFUND) ? "REFUND" : "WAIT",
+                 (whole->flags & RL_F_REFUND) ? "takes, it gives nothing back" : "never waits");
+        return -1;
+    }
+    return 0;
+}
+
 /* How clause i's request takes its COST, or REFUND, from the whole call's. 0, or -1 with err. */
 static int clause_cost(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
     if (req->flags & RL_F_ATMOST) {
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: " NO_ATMOST, i + 1);
         return -1;
     }
+    if (clause_force(req, whole, lim, i, err) != 0) return -1;
     if (!(whole->flags & RL_F_REFUND)) {
         if (req->flags & RL_F_REFUND) {
             snprintf(err, RL_ERR_LEN,

@@ -22,20 +22,21 @@
     OPT_VALUE_X("REFUND", "n", RL_F_REFUND, cost, 0, max,           \
                 RL_F_COST | RL_F_ATMOST | RL_F_BLOCK | RL_F_WAIT | RL_F_FORCE)
 #define OPT_REFUND OPT_REFUND_UPTO(RL_MAX_COUNT)
-/* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`). */
-#define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND)
+/* ATMOST admits what is available of COST, from 1 up (the reply gains `granted`); FORCE takes all of it. */
+#define OPT_ATMOST OPT_FLAG("ATMOST", RL_F_ATMOST, RL_F_REFUND | RL_F_FORCE)
 #define OPT_DRYRUN OPT_FLAG("DRYRUN", RL_F_DRYRUN, 0)
 /* FORCE: the units are taken even past the limit (debt, rl_common.h); a forced request neither refunds, nor
  * takes part of its cost, nor waits. */
 #define OPT_FORCE OPT_FLAG("FORCE", RL_F_FORCE, RL_F_REFUND | RL_F_ATMOST | RL_F_WAIT | RL_F_BLOCK)
-/* WAIT timeout_ms: a denied request waits server-side for its turn (module/wait.c); a refund never waits. */
+/* WAIT timeout_ms: a denied request waits server-side for its turn (module/wait.c); a refund never waits, nor
+ * does a forced request (it is never denied). */
 #define OPT_WAIT \
-    OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, wait_timeout_ms, 1, RL_MAX_PERIOD_MS, RL_F_REFUND)
+    OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, wait_timeout_ms, 1, RL_MAX_PERIOD_MS, RL_F_REFUND | RL_F_FORCE)
 
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0, NULL}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0, NULL}
 
-static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_ATMOST,
+static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_ATMOST, OPT_FORCE,
                                                OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0), OPT_DRYRUN, OPT_WAIT};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
@@ -43,10 +44,15 @@ static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUN
 #define TOKEN_SINCE_RO "1.1.0"
 #define TOKEN_DOCS "Takes tokens from a token bucket, or reports how many it holds.", "O(1)"
 
-/* NODELAY admits at once, so there is no wait for BLOCK to hold. */
-static const rl_option_spec leaky_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND,
-                                               OPT_FLAG("NODELAY", RL_F_NODELAY, RL_F_BLOCK),
-                                               OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND), OPT_DRYRUN};
+/* NODELAY admits at once, so there is no wait for BLOCK to hold. FORCE needs NODELAY (the algorithm's validate
+ * says so: a shaping bucket has no debt), so it excludes BLOCK too. */
+static const rl_option_spec leaky_options[] = {
+    OPT_COST(RL_MAX_COUNT),
+    OPT_REFUND,
+    OPT_FLAG("NODELAY", RL_F_NODELAY, RL_F_BLOCK),
+    OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND | RL_F_FORCE),
+    OPT_FORCE,
+    OPT_DRYRUN};
 #define LEAKY_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")}
 #define LEAKY_OPTIONS leaky_options
 #define LEAKY_SINCE "1.0.0"
@@ -58,6 +64,7 @@ static const rl_option_spec window_options[] = {
     OPT_COST(RL_MAX_COUNT),
     OPT_REFUND,
     OPT_ATMOST,
+    OPT_FORCE,
     OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING | RL_F_SUBWINDOWS),
     OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED | RL_F_SUBWINDOWS),
     OPT_VALUE_X("SUBWINDOWS", "n", RL_F_SUBWINDOWS, params[2], RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS,
@@ -75,10 +82,11 @@ static const rl_option_spec window_options[] = {
  * there has COST's range, 0 .. RL_SLOG_MAX_LIMIT: it gives back what attempts logged, and one attempt logs
  * at most that much; a refund takes at most limit + 1 <= RL_SLOG_MAX_LIMIT + 1 units, so a larger n could
  * give back at most one unit more; and every count of the command keeps one bound. (The log has no ATMOST
- * or BLOCK, so of REFUND's conflicts only COST applies; MINGAP has no say in a refund.) */
+ * or BLOCK, so of REFUND's conflicts only COST and FORCE apply; MINGAP has no say in a refund, nor in a
+ * forced attempt.) */
 static const rl_option_spec slidinglog_options[] = {
     OPT_VALUE("MINGAP", "ms", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS), OPT_COST(RL_SLOG_MAX_LIMIT),
-    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_DRYRUN};
+    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_FORCE, OPT_DRYRUN};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0, NULL}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_SINCE "1.0.0"
@@ -154,9 +162,10 @@ const rl_syntax rl_syntaxes[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_ROW)};
 const rl_syntax rl_syntaxes_ro[RL_NLIMITERS] = {RL_LIMITERS(SYNTAX_RO_ROW)};
 
 /* RL.ALL's own options, before its first LIMIT (all.c): COST n or REFUND n for every limit (a clause's own
- * replaces it), DRYRUN, and WAIT (wait.c), whose timeout goes where the waiting commands put it. Its read-only
- * form takes them but DRYRUN (implied) and WAIT. Its clauses are parsed with each limiter's read-only syntax. */
-static const rl_option_spec all_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_DRYRUN, OPT_WAIT};
+ * replaces it), DRYRUN, FORCE for every limit (each clause may also force its own), and WAIT (wait.c), whose
+ * timeout goes where the waiting commands put it. Its read-only form takes them but DRYRUN (implied) and WAIT.
+ * Its clauses are parsed with each limiter's read-only syntax. */
+static const rl_option_spec all_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_DRYRUN, OPT_FORCE, OPT_WAIT};
 const rl_syntax rl_all_syntax = {"rl.all", 0, {{0}}, all_options, NOPTS(all_options), 0,
                                  "Checks several limits on several keys at once, and consumes from all of them or none.",
                                  "O(N) in the number of limits, each as its own command", "1.1.0"};

@@ -28,14 +28,18 @@
  *     call would have left it);
  *   - ATMOST COST n (n >= 1) grants g = min(n, W) and is then exactly the request of COST g (COST 1 when
  *     g is 0: denied): same reply, same cell; g is admitted, g + 1 is not (when g < n), nothing is left
- *     when g < n; ATMOST COST 0 is COST 0. Its retry_after_ms is that of the ATMOST request (1 unit).
+ *     when g < n; ATMOST COST 0 is COST 0. Its retry_after_ms is that of the ATMOST request (1 unit);
+ *   - FORCE COST n is allowed (retry -1, wait 0, granted n); where the plain request is admitted it is
+ *     exactly that request (same reply, same cell); where it is not, the forced one leaves remaining 0, is
+ *     no nearer idle than the denial, never leaves more room than the denial at any later time, and the
+ *     plain request right after it keeps the retry promise (denied until the debt is repaid, exactly).
  * A probe is a DRYRUN call on the stand-in: decide on a copy of the cell, keep nothing. As DRYRUN answers
  * exactly as the real call would, probing the state a call left asks what the next real call would get.
  *
  * For every algorithm here params[0] is the limit (a bucket's capacity, a window's limit). A test
  * program includes this once, after defining RNG_SEED, as it would check.h and rng.h (static inline, so
  * a program may use only part of it). Only the common flags are named here (RL_F_DRYRUN, RL_F_REFUND,
- * RL_F_ATMOST): the other flags belong to their algorithms, and no flag's value matters. */
+ * RL_F_ATMOST, RL_F_FORCE): the other flags belong to their algorithms, and no flag's value matters. */
 #ifndef RL_ALG_CHECKS_H
 #define RL_ALG_CHECKS_H
 
@@ -65,8 +69,10 @@ static inline limiter limiter_new(const rl_algorithm *alg, int64_t p0, int64_t p
 
 static inline int64_t limit_of(const limiter *l) { return l->params[0]; }
 
-/* The flags without REFUND and ATMOST: the plain request of the same mode. */
-static inline uint32_t plain_flags(uint32_t flags) { return flags & ~(uint32_t)(RL_F_REFUND | RL_F_ATMOST); }
+/* The flags without REFUND, ATMOST and FORCE: the plain request of the same mode. */
+static inline uint32_t plain_flags(uint32_t flags) {
+    return flags & ~(uint32_t)(RL_F_REFUND | RL_F_ATMOST | RL_F_FORCE);
+}
 
 static inline rl_request request_of(const limiter *l, int64_t now_us, int64_t cost, uint32_t flags) {
     rl_request req = {.params = {l->params[0], l->params[1], l->params[2]},
@@ -392,11 +398,38 @@ static inline void check_atmost(const limiter *before, int64_t now, int64_t n, u
     }
 }
 
+/* After FORCE COST n at now, on the limiter as it was (`after` as the forced call left it). */
+static inline void check_force(const limiter *before, const limiter *after, int64_t now, int64_t n, uint32_t flags,
+                               const rl_reply *r, int64_t later_us) {
+    uint32_t plain = plain_flags(flags);
+    CHECK_EQ(r->allowed, 1);
+    CHECK_EQ(r->retry_after_ms, -1);
+    CHECK_EQ(r->wait_ms, 0);
+    CHECK_EQ(r->granted, n);
+    limiter denied = *before;
+    rl_reply p = apply(&denied, now, n, plain);
+    if (p.allowed) { /* it fits: FORCE changes nothing */
+        check_same_reply("FORCE of what fits is the plain request", r, &p);
+        CHECK_EQ(after->exists, denied.exists);
+        if (after->exists && denied.exists) CHECK(same_cell_of(before->alg, &after->cell, &denied.cell));
+        return;
+    }
+    CHECK_EQ(r->remaining, 0);
+    CHECK(r->reset_after_us >= p.reset_after_us);
+    CHECK(probe(after, now + later_us, 0, plain).remaining <= probe(&denied, now + later_us, 0, plain).remaining);
+    /* The same plain request at once: denied, and admitted exactly at its retry (never, above the limit). */
+    rl_reply next = probe(after, now, n, plain);
+    CHECK_EQ(next.allowed, 0);
+    check_retry(after, now, n, plain, &next);
+    if (n <= limit_of(before)) CHECK(next.retry_after_ms >= p.retry_after_ms);
+}
+
 /* A refund of what a request took, right after it, restores the state as it was: as a COST 0 call
- * would have left it, now and later_us later. */
+ * would have left it, now and later_us later. Not after a FORCE: its debt may have saturated, and a refund
+ * of forced usage is no undo (nothing was admitted that a refund would take back). */
 static inline void check_undo(const limiter *before, const limiter *after, int64_t now, uint32_t flags,
                               const rl_reply *r, int64_t later_us) {
-    if (r->granted <= 0) return;
+    if (r->granted <= 0 || (flags & RL_F_FORCE)) return;
     uint32_t plain = plain_flags(flags);
     limiter undone = *after, without = *before;
     apply(&undone, now, r->granted, plain | RL_F_REFUND);
@@ -410,8 +443,8 @@ static inline void check_undo(const limiter *before, const limiter *after, int64
     if (undone.exists && without.exists) CHECK(same_cell_of(before->alg, &undone.cell, &without.cell));
 }
 
-/* granted, and the promises of the common options the algorithm takes (`options`, RL_F_REFUND and
- * RL_F_ATMOST), around a call that took `before` to `after`. */
+/* granted, and the promises of the common options the algorithm takes (`options`, RL_F_REFUND, RL_F_ATMOST
+ * and RL_F_FORCE), around a call that took `before` to `after`. */
 static inline void check_options(const limiter *before, const limiter *after, int64_t now, int64_t cost,
                                  uint32_t flags, const rl_reply *r, int64_t later_us, int same_mode,
                                  uint32_t options) {
@@ -419,6 +452,8 @@ static inline void check_options(const limiter *before, const limiter *after, in
         check_refund(before, after, now, cost, flags, r, later_us, same_mode);
     else if (flags & RL_F_ATMOST)
         check_atmost(before, now, cost, flags, r);
+    else if (flags & RL_F_FORCE)
+        check_force(before, after, now, cost, flags, r, later_us);
     else
         CHECK_EQ(r->granted, r->allowed ? cost : 0);
     if ((options & RL_F_REFUND) && !(flags & RL_F_REFUND)) check_undo(before, after, now, flags, r, later_us);
@@ -450,8 +485,9 @@ static inline int64_t random_cost(int64_t limit) {
 
 /* What a test brings to the runs: its limiters, the time scale of its gaps, its flags (never DRYRUN:
  * every call is probed with DRYRUN anyway), which of them choose the mode the cell is read in, the
- * common options the algorithm takes (RL_F_REFUND, RL_F_ATMOST: a call in eight is a refund, one in
- * eight ATMOST), and its own checks of each reply (may be NULL). */
+ * common options the algorithm takes (RL_F_REFUND, RL_F_ATMOST, RL_F_FORCE: a call in eight is a refund,
+ * one in eight ATMOST, about one in eight of the rest forced where the mode takes it), and its own checks
+ * of each reply (may be NULL). */
 typedef struct promise_plan {
     int sets, steps;
     int64_t base_us;
@@ -499,7 +535,12 @@ static inline void check_promises(const promise_plan *plan) {
             int64_t cost = random_cost(limit_of(&l));
             uint32_t flags = plan->flags(set, step);
             uint32_t option = rng() % 8 == 0 ? RL_F_REFUND : rng() % 7 == 0 ? RL_F_ATMOST : 0;
+            if (!option && (plan->options & RL_F_FORCE) && rng() % 6 == 0) option = RL_F_FORCE;
             flags |= option & plan->options;
+            if (flags & RL_F_FORCE) { /* only where the mode takes it (RL.LEAKY: NODELAY) */
+                rl_request req = request_of(&l, now, cost, flags);
+                if (l.alg->validate(&req, validate_err) != 0) flags &= ~(uint32_t)RL_F_FORCE;
+            }
             int64_t span = plan->gap(&l); /* drawn apart: argument order is unspecified */
             int same_mode = !l.exists || ((flags ^ last_flags) & plan->mode_flags) == 0;
             limiter before;

@@ -9,6 +9,7 @@
  *     every watched key (own kind, other kinds, plain types, binary names, missing) keeps its DUMP, its
  *     PEXPIRETIME and for sorted sets its ZRANGE WITHSCORES; DBSIZE and the test clock are unchanged;
  *   - valid boundary values (the largest count, period, COST) are accepted;
+ *   - FORCE with what it excludes (both orders), where no debt can be held, and in RL.ALL (test_force);
  *   - sorted sets the module did not write, for RL.SLIDINGLOG;
  *   - RL.SETSTATE's lease blobs (tag 'C', the layout of module/lease_type.c): truncated, overlong, counts
  *     that lie, fields out of range, leases out of order are refused and change nothing; the largest valid
@@ -1488,11 +1489,11 @@ static void test_leases(void) {
         {"RL.ALL 1 bi:lease ATMOST LIMIT CONCURRENCY 10 1000",
          "ERR ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"},
         {"RL.ALL 1 bi:lease ID x LIMIT CONCURRENCY 10 1000",
-         "ERR 'ID': not an option of rl.all (before the first LIMIT: COST, REFUND, DRYRUN, WAIT or LIMIT)"},
+         "ERR 'ID': not an option of rl.all (before the first LIMIT: COST, REFUND, DRYRUN, FORCE, WAIT or LIMIT)"},
         {"RL.ALL_RO 1 bi:lease DRYRUN LIMIT CONCURRENCY 10 1000",
-         "ERR 'DRYRUN': not an option of rl.all_ro (before the first LIMIT: COST, REFUND or LIMIT)"},
+         "ERR 'DRYRUN': not an option of rl.all_ro (before the first LIMIT: COST, REFUND, FORCE or LIMIT)"},
         {"RL.ALL_RO 1 bi:lease WAIT 5 LIMIT CONCURRENCY 10 1000",
-         "ERR 'WAIT': not an option of rl.all_ro (before the first LIMIT: COST, REFUND or LIMIT)"},
+         "ERR 'WAIT': not an option of rl.all_ro (before the first LIMIT: COST, REFUND, FORCE or LIMIT)"},
         {"RL.ALL 2 bi:lease bi:lease LIMIT CONCURRENCY 10 1000 LIMIT CONCURRENCY 10 1000",
          "ERR key 2: the same key as key 1 (one limit per key)"},
         /* the wrong type, on the clause's key or the other's */
@@ -2251,6 +2252,67 @@ static void setup_keys(void) {
     watch_key(MISSING_KEY, strlen(MISSING_KEY));
 }
 
+/* FORCE (debt): refused with what it excludes (REFUND, ATMOST, WAIT, BLOCK), in either order; on the
+ * commands that cannot hold a debt (RL.SMOOTH, RL.ACQUIRE), on RL.LEAKY without NODELAY, and in RL.ALL where a
+ * clause cannot take it; each error names FORCE or the option, and changes nothing. */
+static void test_force(void) {
+    static const struct {
+        const char *line, *error;
+    } calls[] = {
+        {"RL.TOKEN bi:tok 10 1 1000 FORCE REFUND 1", "ERR REFUND: cannot be combined with FORCE"},
+        {"RL.TOKEN bi:tok 10 1 1000 REFUND 1 FORCE", "ERR FORCE: cannot be combined with REFUND"},
+        {"RL.TOKEN bi:tok 10 1 1000 COST 5 ATMOST FORCE", "ERR FORCE: cannot be combined with ATMOST"},
+        {"RL.TOKEN bi:tok 10 1 1000 FORCE ATMOST", "ERR ATMOST: cannot be combined with FORCE"},
+        {"RL.TOKEN bi:tok 10 1 1000 FORCE WAIT 100", "ERR WAIT: cannot be combined with FORCE"},
+        {"RL.TOKEN bi:tok 10 1 1000 WAIT 100 FORCE", "ERR FORCE: cannot be combined with WAIT"},
+        {"RL.TOKEN bi:tok 10 1 1000 FORCE FORCE", "ERR FORCE: given more than once"},
+        {"RL.TOKEN_RO bi:tok 10 1 1000 force REFUND 1", "ERR REFUND: cannot be combined with FORCE"},
+        {"RL.TOKEN bi:tok 10 1 1000 FORCE 5", "ERR '5': not an option of rl.token"},
+        {"RL.WINDOW bi:win 10 1000 FORCE REFUND 2", "ERR REFUND: cannot be combined with FORCE"},
+        {"RL.WINDOW bi:win 10 1000 ATMOST FORCE", "ERR FORCE: cannot be combined with ATMOST"},
+        {"RL.WINDOW bi:win 10 1000 SUBWINDOWS 5 FORCE WAIT 10", "ERR WAIT: cannot be combined with FORCE"},
+        {"RL.SLIDINGLOG bi:log 10 1000 FORCE REFUND 1", "ERR REFUND: cannot be combined with FORCE"},
+        {"RL.SLIDINGLOG bi:log 10 1000 FORCE COST 100001", "ERR COST: must be an integer between 0 and 100000"},
+        {"RL.LEAKY bi:leak 10 1 1000 FORCE",
+         "ERR FORCE: needs NODELAY (a shaping bucket queues requests: it has no debt, a policing one does)"},
+        {"RL.LEAKY_RO bi:leak 10 1 1000 COST 50 FORCE",
+         "ERR FORCE: needs NODELAY (a shaping bucket queues requests: it has no debt, a policing one does)"},
+        {"RL.LEAKY bi:leak 10 1 1000 BLOCK FORCE", "ERR FORCE: cannot be combined with BLOCK"},
+        {"RL.LEAKY bi:leak 10 1 1000 FORCE BLOCK", "ERR BLOCK: cannot be combined with FORCE"},
+        {"RL.LEAKY bi:leak 10 1 1000 NODELAY FORCE REFUND 1", "ERR REFUND: cannot be combined with FORCE"},
+        {"RL.SMOOTH bi:smooth 5 FORCE", "ERR 'FORCE': not an option of rl.smooth"},
+        {"RL.SMOOTH_RO bi:smooth 5 COST 2 FORCE", "ERR 'FORCE': not an option of rl.smooth_ro"},
+        {"RL.ACQUIRE bi:lease 10 1000 FORCE", "ERR 'FORCE': not an option of rl.acquire"},
+        {"RL.ACQUIRE_RO bi:lease 10 1000 FORCE", "ERR 'FORCE': not an option of rl.acquire_ro"},
+        /* wrong type: checked after the options, as every call */
+        {"RL.TOKEN bi:win 10 1 1000 COST 50 FORCE", WRONGTYPE},
+        {"RL.ALL 1 bi:tok FORCE REFUND 1 LIMIT TOKEN 10 1 1000", "ERR REFUND: cannot be combined with FORCE"},
+        {"RL.ALL 1 bi:tok FORCE WAIT 10 LIMIT TOKEN 10 1 1000", "ERR WAIT: cannot be combined with FORCE"},
+        {"RL.ALL 1 bi:tok LIMIT TOKEN 10 1 1000 FORCE ATMOST", "ERR LIMIT 1: ATMOST: cannot be combined with FORCE"},
+        {"RL.ALL 2 bi:tok bi:smooth FORCE COST 50 LIMIT TOKEN 10 1 1000 LIMIT SMOOTH 5",
+         "ERR LIMIT 2: FORCE: SMOOTH cannot be forced (rl.smooth has no FORCE)"},
+        {"RL.ALL 2 bi:tok bi:lease FORCE LIMIT TOKEN 10 1 1000 LIMIT CONCURRENCY 10 1000",
+         "ERR LIMIT 2: FORCE: CONCURRENCY cannot be forced (rl.acquire has no FORCE)"},
+        {"RL.ALL 2 bi:tok bi:leak FORCE COST 50 LIMIT TOKEN 10 1 1000 LIMIT LEAKY 10 1 1000",
+         "ERR LIMIT 2: FORCE: needs NODELAY (a shaping bucket queues requests: it has no debt, a policing one does)"},
+        {"RL.ALL 2 bi:tok bi:win REFUND 1 LIMIT TOKEN 10 1 1000 LIMIT WINDOW 10 1000 FORCE",
+         "ERR LIMIT 2: FORCE: cannot be combined with the call's REFUND (a forced limit takes, it gives nothing back)"},
+        {"RL.ALL 2 bi:tok bi:win WAIT 10 LIMIT TOKEN 10 1 1000 FORCE COST 50 LIMIT WINDOW 10 1000",
+         "ERR LIMIT 1: FORCE: cannot be combined with the call's WAIT (a forced limit never waits)"},
+        {"RL.ALL 1 bi:lease LIMIT CONCURRENCY 10 1000 FORCE", "ERR LIMIT 1: 'FORCE' is not an option of CONCURRENCY"},
+        {"RL.ALL 1 bi:smooth LIMIT SMOOTH 5 FORCE", "ERR LIMIT 1: 'FORCE' is not an option of SMOOTH"},
+        {"RL.ALL_RO 2 bi:tok bi:win FORCE COST 50 LIMIT TOKEN 10 1 1000 LIMIT WINDOW 10 1000 WAIT 5",
+         "ERR LIMIT 2: 'WAIT' is not an option of WINDOW"},
+        {"RL.ALL 2 bi:tok bi:zset FORCE COST 50 LIMIT TOKEN 10 1 1000 LIMIT WINDOW 10 1000", WRONGTYPE},
+    };
+    argv_t a;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        a_reset(&a);
+        a_words(&a, calls[i].line);
+        expect_error(&a, calls[i].error);
+    }
+}
+
 int main(void) {
     srv = server_start(NULL);
     c = server_connect(srv);
@@ -2268,6 +2330,7 @@ int main(void) {
     test_smooth();
     test_quota();
     test_leases();
+    test_force();
     test_foreign_logs();
     test_fuzz();
     if (!connection_lost) CHECK(cmd_status_is(c, "PONG", "PING"));

@@ -6,8 +6,9 @@
  * field, parameter changes, the extremes of every parameter, the bucket's parameter space and gaps for
  * the pseudo-random runs of the generic promises, and wait_ms: the time the units ahead take to drain.
  * REFUND tables (not below empty, never before now, over a lowered capacity, with the clock behind, at
- * 10^12), and refunds in the generic runs (the leaky bucket has no ATMOST). A long steady run shows no
- * fraction of a unit is ever lost or gained. */
+ * 10^12), and refunds in the generic runs (the leaky bucket has no ATMOST). FORCE tables (over the
+ * capacity, drained exactly, saturated; refused without NODELAY) and FORCE in the generic runs where the
+ * call polices. A long steady run shows no fraction of a unit is ever lost or gained. */
 #define RNG_SEED 0x9e3779b97f4a7c15ULL
 #include "alg_checks.h"
 #include "../algorithms/leaky.h"
@@ -195,6 +196,54 @@ static void test_refund_tables(void) {
     CHECK(r.allowed == 1 && r.granted == 3 && r.remaining == 1);
 }
 
+/* FORCE (with NODELAY): the units go in whatever the room, the level passes the capacity (the debt), and it
+ * drains at the leak rate. Capacity 4, 3 per 1000 ms. */
+#define N RL_F_NODELAY
+#define F RL_F_FORCE
+static const row_g force[] = {
+    {0, 10, N | F, 1, 0, -1, 3334, 0, 10},        /* 6 over the capacity: 10 units to drain */
+    {0, 1, N, 0, 0, 2334, 3334, 0, 0},            /* 7 must drain first */
+    {0, 0, N, 0, 0, 2000, 3334, 0, 0},            /* even a peek is denied while over */
+    {2000 * MS, 0, N, 1, 0, -1, 1334, 0, 0},
+    {2334 * MS, 1, N | F, 1, 0, -1, 1333, 0, 1},  /* 2.998 + 1: room for it, a plain admission */
+    {2334 * MS, 2, 0, 0, 0, 666, 1333, 0, 0},     /* shaping reads the same level */
+    {2334 * MS, 5, N | F | RL_F_DRYRUN, 1, 0, -1, 3000, 0, 5},
+    {2334 * MS, 0, N, 1, 0, -1, 1333, 0, 0},      /* the DRYRUN added nothing */
+};
+
+/* Saturation: 1 per 10^6 ms, capacity 1: the level recorded drains within 10^12 ms, so at most 10^6 units
+ * (999999 over); a FORCE beyond is admitted and the level stays there. */
+static const row_g force_highest[] = {
+    {0, 2000000, N | F, 1, 0, -1, RL_MAX_IDLE_MS, 0, 2000000},
+    {0, 1, N | F, 1, 0, -1, RL_MAX_IDLE_MS, 0, 1},
+    {0, 1, N, 0, 0, RL_MAX_IDLE_MS, RL_MAX_IDLE_MS, 0, 0},
+};
+
+/* A fast bucket (10^9 per s, capacity 10) records at most RL_MAX_DEBT units over its capacity. */
+static const row_g force_most_debt[] = {
+    {0, 1000000000000LL, N | F, 1, 0, -1, 1000000, 0, 1000000000000LL},
+    {0, 1000000000000LL, N | F, 1, 0, -1, 1000001, 0, 1000000000000LL},
+    {0, 1, N, 0, 0, 1000001, 1000001, 0, 0},
+};
+
+static void test_force_tables(void) {
+    RUN_TABLE_G_NEW(new_leaky(4, 3, 1000), BASE_US, force);
+    RUN_TABLE_G_NEW(new_leaky(1, 1, 1000000), BASE_US, force_highest);
+    RUN_TABLE_G_NEW(new_leaky(10, 1000000000, 1000), BASE_US, force_most_debt);
+    /* Without NODELAY FORCE is refused (validate), naming FORCE. */
+    limiter l = new_leaky(4, 3, 1000);
+    rl_request req = request_of(&l, BASE_US, 1, F);
+    CHECK(rl_leaky_algorithm.validate(&req, validate_err) != 0);
+    CHECK(strncmp(validate_err, "ERR FORCE: ", 11) == 0);
+    req.flags |= N;
+    CHECK(rl_leaky_algorithm.validate(&req, validate_err) == 0);
+    /* At the end of the clock's range the highest level still leaves a cell cell_valid accepts. */
+    limiter late = new_leaky(1, 1, 1000000);
+    CHECK_EQ(call(&late, RL_MAX_TIME_US - 1, 1000000000000LL, N | F).reset_after_ms, RL_MAX_IDLE_MS);
+}
+#undef N
+#undef F
+
 /* --- validation and cells --------------------------------------------------------------------------- */
 
 static void test_validate(void) {
@@ -304,7 +353,7 @@ static void check_leaky_own(const limiter *before, int64_t now, int64_t cost, ui
 
 static void test_generic(void) {
     /* NODELAY changes no state, only the reply's wait: the bucket has one mode. */
-    const promise_plan plan = {400, 40, BASE_US, 0, RL_F_REFUND, random_leaky, random_gap, random_flags,
+    const promise_plan plan = {400, 40, BASE_US, 0, RL_F_REFUND | RL_F_FORCE, random_leaky, random_gap, random_flags,
                                check_leaky_own};
     check_promises(&plan);
 }
@@ -339,6 +388,7 @@ static void test_no_drift(void) {
 int main(void) {
     test_tables();
     test_refund_tables();
+    test_force_tables();
     test_validate();
     test_extremes();
     test_generic();

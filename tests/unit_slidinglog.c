@@ -19,7 +19,10 @@
  *   3. exactness of retry_after (one ms earlier still blocked, at the value admitted) on copies;
  *   4. a long run of blocked attempts, large limits and costs without materialising them, validation;
  *   5. refunds: the undo of an admitted attempt, two refunds against one of their sum, a refund of 0
- *      against COST 0, and never less room later than without the refund. */
+ *      against COST 0, and never less room later than without the refund.
+ * FORCE: a table (admitted whatever the log, MINGAP included; a cost above limit + 1 logs limit + 1 units),
+ * and forced steps in the traces, where the reference logs every unit: the trimmed log must still answer
+ * exactly as it does and be the newest limit + 1 units of its window (slidinglog.c, "FORCE"). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -122,6 +125,7 @@ static rl_reply tlog_call(tlog *lg, const rl_request *req) {
     rl_reply reply = tlog_peek(lg, req, &plan);
     int refund = (req->flags & RL_F_REFUND) != 0;
     int64_t limit = req->params[0], want_add = refund || req->cost > limit ? 0 : req->cost;
+    if (req->flags & RL_F_FORCE) want_add = req->cost < cap ? req->cost : cap; /* all at now: the newest cap */
     int64_t want_drop = refund ? (req->cost < c ? req->cost : c) : 0;
     int64_t want_keep = refund ? c - want_drop : c < cap - want_add ? c : cap - want_add;
     if (plan.add != want_add || plan.keep != want_keep || plan.drop != want_drop || plan.keep + plan.add > limit + 1 ||
@@ -145,21 +149,25 @@ typedef struct row {
     int64_t units; /* log size (units) after the call */
 } row;
 
-/* A row of a table with refunds: REFUND r.cost instead of COST r.cost when refund is set. */
+/* A row of a table with refunds: REFUND r.cost instead of COST r.cost when refund is set (RF), COST r.cost
+ * FORCE when it is FO. */
 typedef struct refund_row {
     row r;
     int refund;
 } refund_row;
+#define RF 1
+#define FO 2
 
 /* One call of a table on lg, checked against its row (row number i + 1). */
 static void run_row(tlog *lg, const char *name, int64_t limit, int64_t window_ms, const row *r, int refund, size_t i) {
-    rl_request req = refund ? make_refund(limit, window_ms, r->cost, r->mingap_ms, r->t_us)
-                            : make_req(limit, window_ms, r->cost, r->mingap_ms, r->t_us);
+    rl_request req = refund == RF ? make_refund(limit, window_ms, r->cost, r->mingap_ms, r->t_us)
+                                  : make_req(limit, window_ms, r->cost, r->mingap_ms, r->t_us);
+    if (refund == FO) req.flags |= RL_F_FORCE;
     rl_reply got = tlog_call(lg, &req);
     int64_t units = tlog_units(lg);
     int ok = got.allowed == r->allowed && got.limit == limit && got.remaining == r->remaining &&
              got.retry_after_ms == r->retry_ms && got.reset_after_ms == r->reset_ms && got.wait_ms == 0 &&
-             got.granted == (refund || !got.allowed ? 0 : r->cost) && units == r->units;
+             got.granted == (refund == RF || !got.allowed ? 0 : r->cost) && units == r->units;
     if (!check_record(ok, __FILE__, __LINE__, name))
         fprintf(stderr,
                 "     row %zu: got allowed %lld remaining %lld retry %lld reset %lld units %lld, expected "
@@ -246,7 +254,6 @@ static void test_tables(void) {
 
     /* REFUND n, limit 5 in 1 s: the newest min(n, c) units of the window go (c at most limit + 1), nothing
      * is logged; always allowed (retry -1, wait 0, granted 0); remaining and reset describe the log after. */
-#define RF 1
     static const refund_row refund_rows[] = {
         /* t           n  gap  allowed rem retry reset units refund */
         {{20 * S, 2, 0, 1, 3, -1, 1000, 2}, 0},
@@ -284,8 +291,22 @@ static void test_tables(void) {
     };
     run_refund_table("refund clock-back rows", 3, 100, refund_back_rows,
                      sizeof refund_back_rows / sizeof *refund_back_rows);
-#undef RF
+
+    /* FORCE, limit 3 in 1 s: admitted whatever the log holds; a cost above limit + 1 logs limit + 1 units. */
+    static const refund_row force_rows[] = {
+        {{1 * S, 5, 0, 1, 0, -1, 1000, 4}, FO},       /* 4 of the 5 logged at 1.0: all leave at 2.0 */
+        {{1200000, 1, 0, 0, 0, 800, 1000, 4}, 0},     /* blocked, logged: {1.2 1.0*3}; 1.0 leaves at 2.0 */
+        {{1200000, 0, 0, 0, 0, 800, 1000, 4}, 0},     /* a peek: 4 > 3 */
+        {{2 * S, 1, 0, 1, 1, -1, 1000, 2}, 0},        /* the debt has left: {2.0 1.2} */
+        {{2 * S, 0, 0, 1, 1, -1, 1000, 2}, FO},       /* COST 0 FORCE logs nothing */
+        {{2 * S, 2, 500, 1, 0, -1, 1000, 4}, FO},     /* MINGAP has no say either */
+        {{2 * S, 1, 500, 0, 0, 1000, 1000, 4}, 0},    /* blocked by both rules until 3.0 */
+        {{2 * S, 3, 0, 1, 0, -1, 1000, 4}, FO},       /* {2.0*4}: the 1.2 is cut, as by any attempt */
+    };
+    run_refund_table("force rows", 3, 1000, force_rows, sizeof force_rows / sizeof *force_rows);
 }
+#undef RF
+#undef FO
 
 /* --- 2. the reference model ------------------------------------------------------------------------ */
 
@@ -376,9 +397,10 @@ static rl_reply ref_call(ref *f, const rl_request *req, int forget) {
     }
     f->n = j;
     if (req->flags & RL_F_REFUND) return ref_refund(f, req);
+    int force = (req->flags & RL_F_FORCE) != 0;
     rl_reply out = {0};
-    out.allowed = ref_admits(f, now, cost, limit, w_us, g_us);
-    if (cost <= limit) ref_push(f, now, cost);
+    out.allowed = force || ref_admits(f, now, cost, limit, w_us, g_us);
+    if (cost <= limit || force) ref_push(f, now, cost);
     out.limit = limit;
     out.wait_ms = 0;
     int64_t newest, c = ref_count(f, now, w_us, &newest);
@@ -569,6 +591,7 @@ static void run_trace(int trace_no, int back, int steps, const shape *sh, trace_
         }
         rl_request req = refund ? make_refund(limit, window_ms, cost, gap, t)
                                 : make_req(limit, window_ms, cost, gap, t);
+        if (!refund && rng_range(0, 99) < 8) req.flags |= RL_F_FORCE; /* debt, even above the limit */
 
         if (back) { /* for this log, admitted earlier => admitted later */
             rl_request later = req;

@@ -8,7 +8,8 @@
  * INTERVAL's whole chunks counted from the anchor), REFUND and ATMOST in both modes (a refund keeps the
  * fraction held and the INTERVAL anchor; ATMOST takes the whole tokens there), no drift over a million
  * calls, extreme rates and counts, parameter and mode changes, time going backwards, and the cell
- * layout. The generic runs issue refunds and ATMOST requests too (promise_plan.options). */
+ * layout; FORCE in both modes (the debt, its exact repayment, its saturation, the INTERVAL debt's cell). The
+ * generic runs issue refunds, ATMOST and FORCE requests too (promise_plan.options). */
 #define RNG_SEED 0xb7e151628aed2a6bULL
 #include "alg_checks.h"
 #include "../algorithms/token.h"
@@ -156,6 +157,101 @@ static void test_refund_atmost_tables(void) {
     CHECK_EQ(r.retry_after_ms, RL_MAX_PERIOD_MS); /* switched with 0 whole tokens: a whole period */
 }
 
+/* FORCE: the tokens are taken whatever is there, the bucket goes below empty, and the debt is repaid at the
+ * refill rate. Capacity 10, 5 per 1000 ms (one per 200 ms), continuous. */
+#define F RL_F_FORCE
+static const row_g force_cont[] = {
+    {0, 25, F, 1, 0, -1, 5000, 0, 25},          /* 15 below empty: 25 tokens to full */
+    {0, 1, 0, 0, 0, 3200, 5000, 0, 0},          /* 16 tokens away */
+    {0, 0, 0, 0, 0, 3000, 5000, 0, 0},          /* even a peek is denied until the debt is repaid */
+    {3000 * MS, 0, 0, 1, 0, -1, 2000, 0, 0},
+    {3199 * MS, 1, 0, 0, 0, 1, 1801, 0, 0},
+    {3200 * MS, 1, 0, 1, 0, -1, 2000, 0, 1},
+    {3200 * MS, 3, F, 1, 0, -1, 2600, 0, 3},
+    {3200 * MS, 2, F | RL_F_DRYRUN, 1, 0, -1, 3000, 0, 2},
+    {3200 * MS, 0, 0, 0, 0, 600, 2600, 0, 0},   /* the DRYRUN stored nothing */
+    {3200 * MS, 11, F, 1, 0, -1, 4800, 0, 11},  /* above the capacity: admitted too */
+    {8000 * MS, 0, 0, 1, 10, -1, 0, 0, 0},      /* full again, idle */
+    {8000 * MS, 4, F, 1, 6, -1, 800, 0, 4},     /* what fits is a plain request */
+};
+
+/* INTERVAL, capacity 5, chunks of 2 every 1000 ms: the whole count goes negative; chunks come on the
+ * anchor's schedule. */
+static const row_g force_interval[] = {
+    {0, 9, I | F, 1, 0, -1, 5000, 0, 9},        /* from full: anchored now, 4 owed, ceil(9 / 2) chunks */
+    {0, 1, I, 0, 0, 3000, 5000, 0, 0},
+    {999 * MS, 0, I, 0, 0, 1001, 4001, 0, 0},
+    {2000 * MS, 0, I, 1, 0, -1, 3000, 0, 0},    /* two chunks: back to 0 */
+    {2000 * MS, 1, I | F, 1, 0, -1, 3000, 0, 1},
+    {3000 * MS, 1, I, 1, 0, -1, 3000, 0, 1},
+};
+
+/* Switching modes keeps a debt in whole tokens (a fraction owed is a whole token owed). Capacity 10, 5 per
+ * 1000 ms. */
+static const row_g force_switch[] = {
+    {0, 13, F, 1, 0, -1, 2600, 0, 13},         /* 3 owed */
+    {100 * MS, 1, I, 0, 0, 1000, 3000, 0, 0},  /* 2.5 owed: 3 whole, anchored at 100 ms */
+    {1100 * MS, 0, 0, 1, 2, -1, 1600, 0, 0},   /* the chunk came: 2 tokens, continuous again */
+};
+
+/* Saturation. 1 token per 10^6 ms, capacity 1: a debt only as deep as leaves the bucket full again within
+ * 10^12 ms, that is 999999 tokens; a FORCE beyond is admitted and the debt stays there. */
+static const row_g force_deepest_cont[] = {
+    {0, 2000000, F, 1, 0, -1, RL_MAX_IDLE_MS, 0, 2000000},
+    {0, 1, F, 1, 0, -1, RL_MAX_IDLE_MS, 0, 1},
+    {0, 1, 0, 0, 0, RL_MAX_IDLE_MS, RL_MAX_IDLE_MS, 0, 0},
+    {MS, 1, 0, 0, 0, RL_MAX_IDLE_MS - 1, RL_MAX_IDLE_MS - 1, 0, 0},
+};
+
+/* A fast bucket (10^9 per s, capacity 10) records at most RL_MAX_DEBT tokens owed. */
+static const row_g force_most_debt[] = {
+    {0, BIG, F, 1, 0, -1, 1000000, 0, BIG},    /* 10^12 - 10 owed: 10^12 tokens to full */
+    {0, BIG, F, 1, 0, -1, 1000001, 0, BIG},    /* saturated at 10^12 owed */
+    {0, 1, 0, 0, 0, 1000001, 1000001, 0, 0},   /* 10^12 + 1 tokens away, at one per µs (rounded up) */
+};
+
+/* INTERVAL: 1 per 10^9 ms, capacity 1: ceil((1 + D) / 1) chunks of 10^9 ms within 10^12 ms: 999 owed. And a
+ * bucket whose capacity alone takes 10^12 ms (10^12 per 10^12 ms) records no debt: a FORCE empties it. */
+static const row_g force_deepest_interval[] = {
+    {0, 5000, I | F, 1, 0, -1, RL_MAX_IDLE_MS, 0, 5000},
+    {0, 1, I, 0, 0, RL_MAX_IDLE_MS, RL_MAX_IDLE_MS, 0, 0},
+};
+static const row_g force_no_debt_interval[] = {
+    {0, BIG, I | F, 1, 0, -1, RL_MAX_PERIOD_MS, 0, BIG},
+    {0, 1, I | F, 1, 0, -1, RL_MAX_PERIOD_MS, 0, 1},
+    {0, 1, I, 0, 0, RL_MAX_PERIOD_MS, RL_MAX_PERIOD_MS, 0, 0},
+};
+
+static void test_force_tables(void) {
+    RUN_TABLE_G_NEW(new_token(10, 5, 1000), T0, force_cont);
+    RUN_TABLE_G_NEW(new_token(5, 2, 1000), T0, force_interval);
+    RUN_TABLE_G_NEW(new_token(10, 5, 1000), T0, force_switch);
+    RUN_TABLE_G_NEW(new_token(1, 1, 1000000), T0, force_deepest_cont);
+    RUN_TABLE_G_NEW(new_token(10, 1000000000, 1000), T0, force_most_debt);
+    RUN_TABLE_G_NEW(new_token(1, 1, 1000000000), T0, force_deepest_interval);
+    RUN_TABLE_G_NEW(new_token(BIG, BIG, RL_MAX_PERIOD_MS), T0, force_no_debt_interval);
+
+    /* The INTERVAL debt's cell: the tokens owed with the debt bit; a bucket out of debt is written as
+     * before. */
+    limiter b = new_token(5, 2, 1000);
+    call(&b, T0, 9, I | F);
+    CHECK_EQ(b.cell.w[1], RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT | 4);
+    call(&b, T0 + 2000 * MS, 0, I);
+    CHECK_EQ(b.cell.w[1], RL_TOKEN_INTERVAL_BIT);
+    /* A debt written under a faster rate reads as the deepest the slower one records. */
+    limiter fast = new_token(1, 1000, 1);
+    call(&fast, T0, 500000, I | F); /* 499999 owed */
+    fast.params[1] = 1;
+    fast.params[2] = 1000000000;    /* 1 per 10^9 ms: at most 999 owed */
+    rl_reply r = call(&fast, T0, 0, I);
+    CHECK_EQ(r.reset_after_ms, RL_MAX_IDLE_MS);
+    /* At the end of the clock's range, the deepest debt still leaves every deadline inside the cell's
+     * bounds. */
+    limiter late = new_token(1, 1, 1000000);
+    CHECK_EQ(call(&late, RL_MAX_TIME_US - 1, BIG, F).reset_after_ms, RL_MAX_IDLE_MS);
+}
+#undef F
+
 #undef R
 #undef A
 #undef I
@@ -216,8 +312,8 @@ static void check_token_own(const limiter *before, int64_t now, int64_t cost, ui
 }
 
 static void test_generic(void) {
-    const promise_plan plan = {1500, 40, T0, RL_F_INTERVAL, RL_F_REFUND | RL_F_ATMOST, random_token, random_gap,
-                               random_flags, check_token_own};
+    const promise_plan plan = {1500, 40, T0, RL_F_INTERVAL, RL_F_REFUND | RL_F_ATMOST | RL_F_FORCE, random_token,
+                               random_gap, random_flags, check_token_own};
     check_promises(&plan);
 }
 
@@ -334,6 +430,16 @@ static void test_cell_valid(void) {
     CHECK(rl_token_algorithm.cell_valid(&interval));
     rl_cell too_many = {{(uint64_t)T0, RL_TOKEN_INTERVAL_BIT | (RL_MAX_COUNT + 1)}};
     CHECK(!rl_token_algorithm.cell_valid(&too_many));
+    /* An INTERVAL debt: 1 .. RL_MAX_DEBT tokens owed; never 0 owed (written without the bit), never the bit
+     * without INTERVAL's. */
+    rl_cell owed = {{(uint64_t)T0, RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT | RL_MAX_DEBT}};
+    CHECK(rl_token_algorithm.cell_valid(&owed));
+    rl_cell owed_zero = {{(uint64_t)T0, RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT}};
+    CHECK(!rl_token_algorithm.cell_valid(&owed_zero));
+    rl_cell owed_too_much = {{(uint64_t)T0, RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT | (RL_MAX_DEBT + 1)}};
+    CHECK(!rl_token_algorithm.cell_valid(&owed_too_much));
+    rl_cell debt_alone = {{(uint64_t)T0, RL_TOKEN_DEBT_BIT | 1}};
+    CHECK(!rl_token_algorithm.cell_valid(&debt_alone));
 }
 
 /* rl_floor_div and rl_ceil_div divide in 64 bits when both operands fit (rl_common.h): the same results
@@ -359,6 +465,7 @@ static void test_division_paths(void) {
 int main(void) {
     test_tables();
     test_refund_atmost_tables();
+    test_force_tables();
     test_generic();
     test_clock_back_sequences();
     test_no_drift();

@@ -6,8 +6,9 @@
  * (boundaries, a clock stepping back, resizes, the extremes), REFUND and ATMOST tables in both modes
  * (the previous count after a roll-over, a fractional estimate, 10^12), the cell's packing and "idle is
  * new" across modes, the parameter space and gaps for the pseudo-random runs of the generic promises
- * (refunds and ATMOST included), and long steady runs compared with a naive model that keeps every
- * window's count in an array. */
+ * (refunds, ATMOST and FORCE included), and long steady runs compared with a naive model that keeps every
+ * window's count in an array (FORCE in some). FORCE tables in every mode: over the limit, repaid as the
+ * window forgets its counts, saturated at 10^12. */
 #include <stdlib.h>
 
 #define RNG_SEED 0x243f6a8885a308d3ULL
@@ -180,7 +181,63 @@ static const row_g huge_options[] = {
     {(BIG + BIG_E) * MS, BIG, A | F, 1, 0, -1, BIG - BIG_E, 0, 222222222223LL},
 };
 
+/* FORCE: the units are counted whatever the count, the window goes over its limit, and it repays as it
+ * forgets counts. FIXED, limit 3 per 1 s: until the window ends. */
+#define FO RL_F_FORCE
+static const row_g force_fixed[] = {
+    {100 * MS, 5, F | FO, 1, 0, -1, 900, 0, 5},
+    {100 * MS, 1, F, 0, 0, 900, 900, 0, 0},
+    {100 * MS, 0, F, 0, 0, 900, 900, 0, 0},                 /* even a peek is denied while over */
+    {1000 * MS, 3, F, 1, 0, -1, 1000, 0, 3},                /* a new window: the debt is gone with it */
+    {1000 * MS, 2, F | FO | RL_F_DRYRUN, 1, 0, -1, 1000, 0, 2},
+    {1000 * MS, 0, F, 1, 0, -1, 1000, 0, 0},                /* the DRYRUN counted nothing */
+};
+
+/* SLIDING, 10 per minute: 25 counted weigh 25 * (W - e) / W through the next window. */
+static const row_g force_sliding[] = {
+    {0, 25, FO, 1, 0, -1, 120000, 0, 25},
+    {0, 1, 0, 0, 0, 98400, 120000, 0, 0},         /* 25 * 21.6/60 + 1 = 10 at 38.4 s into the next */
+    {60 * SEC, 0, 0, 0, 0, 36000, 60000, 0, 0},   /* a peek: 25 * 24/60 = 10 at 36 s */
+    {98399 * MS, 1, 0, 0, 0, 1, 21601, 0, 0},
+    {98400 * MS, 1, 0, 1, 0, -1, 81600, 0, 1},
+    {98400 * MS, 11, FO, 1, 0, -1, 81600, 0, 11}, /* above the limit: admitted too */
+};
+
+/* SUBWINDOWS 6 of 10 s, limit 6: the 8 counted in cell 0 leave with it. */
+static const row_g force_sub[] = {
+    {0, 8, RL_F_SUBWINDOWS | FO, 1, 0, -1, 60000, 0, 8},
+    {10 * SEC, 1, RL_F_SUBWINDOWS, 0, 0, 50000, 50000, 0, 0},
+    {60 * SEC, 6, RL_F_SUBWINDOWS, 1, 0, -1, 60000, 0, 6},
+};
+
+/* Saturation: a count holds at most RL_MAX_COUNT; a FORCE beyond is admitted and the count stays there. */
+static void test_force_saturation(void) {
+    const uint32_t modes[] = {F, 0};
+    for (size_t m = 0; m < 2; m++) {
+        limiter l = new_window(10, 1000);
+        CHECK_EQ(call(&l, BASE_US, BIG, modes[m] | FO).allowed, 1);
+        rl_reply r = call(&l, BASE_US, 5, modes[m] | FO);
+        CHECK(r.allowed == 1 && r.granted == 5 && r.remaining == 0);
+        CHECK_EQ(rl_window_unpack(&l.cell).curr, RL_MAX_COUNT);
+    }
+    limiter sub = new_window(5, 3000);
+    sub.params[2] = 3;
+    call(&sub, BASE_US, BIG - 2, RL_F_SUBWINDOWS | FO);
+    rl_reply r = call(&sub, BASE_US + SEC, 7, RL_F_SUBWINDOWS | FO); /* 2 fit in cell 1, the rest saturates */
+    CHECK(r.allowed == 1 && r.granted == 7 && r.remaining == 0 && r.reset_after_ms == 3000);
+    CHECK_EQ(sub.cell.w[2 + (BASE_MS / 1000) % 3], (uint64_t)(BIG - 2));
+    CHECK_EQ(sub.cell.w[2 + (BASE_MS / 1000 + 1) % 3], 2u);
+    call(&sub, BASE_US + SEC, 7, RL_F_SUBWINDOWS | FO);
+    CHECK_EQ(sub.cell.w[2 + (BASE_MS / 1000 + 1) % 3], 2u);
+}
+
 static void test_option_tables(void) {
+    RUN_TABLE_G_NEW(new_window(3, 1000), BASE_US, force_fixed);
+    RUN_TABLE_G_NEW(new_window(10, 60000), BASE_US, force_sliding);
+    limiter sub = new_window(6, 60000);
+    sub.params[2] = 6;
+    RUN_TABLE_G(&sub, BASE_US, force_sub);
+    test_force_saturation();
     RUN_TABLE_G_NEW(new_window(10, 60000), BASE_US, sliding_options);
     RUN_TABLE_G_NEW(new_window(3, 1000), BASE_US, fixed_options);
     RUN_TABLE_G_NEW(new_window(3, 1000), BASE_US, fixed_refund_after_sliding);
@@ -189,6 +246,7 @@ static void test_option_tables(void) {
 #undef R
 #undef A
 #undef F
+#undef FO
 
 /* --- cells ------------------------------------------------------------------------------------------ */
 
@@ -285,8 +343,8 @@ static void check_window_own(const limiter *before, int64_t now, int64_t cost, u
 
 static void test_generic(void) {
     /* SLIDING is the default: only FIXED reads the cell another way. */
-    const promise_plan plan = {1000, 40, BASE_US, RL_F_FIXED | RL_F_SUBWINDOWS, RL_F_REFUND | RL_F_ATMOST, random_window,
-                               random_gap, random_flags, check_window_own};
+    const promise_plan plan = {1000, 40, BASE_US, RL_F_FIXED | RL_F_SUBWINDOWS, RL_F_REFUND | RL_F_ATMOST | RL_F_FORCE,
+                               random_window, random_gap, random_flags, check_window_own};
     check_promises(&plan);
 }
 
@@ -313,24 +371,27 @@ typedef struct model {
     int64_t *counts;
 } model;
 
-static int model_admit(model *m, int64_t now_us, int64_t cost, int fixed) {
+static int model_admit(model *m, int64_t now_us, int64_t cost, int fixed, int force) {
     int64_t t_ms = now_us / 1000, k = t_ms / m->window_ms - m->first_window;
     int64_t elapsed = t_ms % m->window_ms, prev = k > 0 ? m->counts[k - 1] : 0;
     rl_i128 weight = (rl_i128)prev * (m->window_ms - elapsed) + (rl_i128)(m->counts[k] + cost) * m->window_ms;
-    int ok = fixed ? m->counts[k] + cost <= m->limit : weight <= (rl_i128)m->limit * m->window_ms;
+    int ok = force || (fixed ? m->counts[k] + cost <= m->limit : weight <= (rl_i128)m->limit * m->window_ms);
     if (ok) m->counts[k] += cost;
     return ok;
 }
 
 /* 10^6 requests at a steady pace: the admitted count is the model's, to the unit (no drift over many
- * rollovers), and for FIXED it is min(limit, requests) in every window. */
+ * rollovers), and for FIXED it is min(limit, requests) in every window. Some runs force every k-th request
+ * (COST 3, FORCE): the model counts it whatever, and the windows after it must deny what it says. */
 static void test_steady_runs(void) {
     static const struct {
         int64_t limit, window_ms, pace_us;
         uint32_t flags;
+        int64_t force_every;
     } runs[] = {
-        {7, 3, 100, RL_F_FIXED},   {7, 3, 100, RL_F_SLIDING},    {1000, 1000, 700, 0},
-        {250, 1000, 1000, 0},      {1, 1, 333, RL_F_SLIDING},    {1000, 1000, 700, RL_F_FIXED},
+        {7, 3, 100, RL_F_FIXED, 0},   {7, 3, 100, RL_F_SLIDING, 0}, {1000, 1000, 700, 0, 0},
+        {250, 1000, 1000, 0, 0},      {1, 1, 333, RL_F_SLIDING, 0}, {1000, 1000, 700, RL_F_FIXED, 0},
+        {7, 3, 100, RL_F_FIXED, 37},  {7, 3, 100, RL_F_SLIDING, 11}, {250, 1000, 1000, 0, 101},
     };
     const int64_t n = 1000000;
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
@@ -342,15 +403,17 @@ static void test_steady_runs(void) {
         int64_t admitted = 0, expected = 0, disagreements = 0;
         for (int64_t j = 0; j < n; j++) {
             int64_t now = BASE_US + j * runs[i].pace_us;
-            int a = (int)call(&l, now, 1, runs[i].flags).allowed;
-            int b = model_admit(&m, now, 1, fixed);
+            int force = runs[i].force_every > 0 && j % runs[i].force_every == 0;
+            int64_t cost = force ? 3 : 1;
+            int a = (int)call(&l, now, cost, runs[i].flags | (force ? RL_F_FORCE : 0)).allowed;
+            int b = model_admit(&m, now, cost, fixed, force);
             admitted += a;
             expected += b;
             disagreements += a != b;
         }
         CHECK_EQ(disagreements, 0);
         CHECK_EQ(admitted, expected);
-        if (fixed) {
+        if (fixed && !runs[i].force_every) {
             /* Requests per window: window_ms * 1000 / pace, give or take one at the edges. */
             int64_t windows = last_ms / m.window_ms - m.first_window + 1, full = 0;
             for (int64_t k = 0; k < windows; k++) full += m.counts[k] == m.limit;
@@ -474,10 +537,11 @@ static void test_sub_reference(void) {
             int64_t i = now / 1000 / cell_ms - first;
             if (i >= CELLS) break;
             int64_t cost = (int64_t)(rng() % (uint64_t)(limit + 2)), sum = 0;
+            int force = rng() % 8 == 0; /* FORCE: counted whatever */
             for (int64_t k = i - n + 1; k <= i; k++) sum += k >= 0 ? counts[k] : 0;
             rl_reply want = {0};
             want.limit = limit;
-            want.allowed = sum + cost <= limit;
+            want.allowed = force || sum + cost <= limit;
             if (want.allowed) counts[i] += cost, sum += cost;
             want.remaining = limit - sum > 0 ? limit - sum : 0;
             want.retry_after_ms = -1;
@@ -496,7 +560,7 @@ static void test_sub_reference(void) {
                     want.reset_after_ms = rl_us_to_ms_ceil((rl_i128)(first + k + n) * cell_ms * 1000 - now);
                     break;
                 }
-            rl_reply got = call(&l, now, cost, SW);
+            rl_reply got = call(&l, now, cost, SW | (force ? RL_F_FORCE : 0));
             if (!CHECK(got.allowed == want.allowed && got.remaining == want.remaining &&
                        got.retry_after_ms == want.retry_after_ms && got.reset_after_ms == want.reset_after_ms &&
                        got.limit == limit && got.wait_ms == 0))

@@ -19,9 +19,11 @@
  * refund's plan.drop newest units go, the entry left cut; entries above now move to now, the newest
  * plan.keep units are kept, the oldest kept entry cut, plan.add units added at now in one entry).
  *
- * A request is now and then (ctl bit 0x80) a REFUND (every limiter) or an ATMOST (the commands whose syntax
- * takes it: RL.TOKEN, RL.WINDOW) of the step's cost. RL.QUOTA's OFFSET (an option's value, params[2]) is
- * picked over its whole range, as its syntax alone would leave it 0.
+ * A request is now and then (ctl bit 0x80) a REFUND (every limiter), an ATMOST (the commands whose syntax
+ * takes it: RL.TOKEN, RL.WINDOW) or a FORCE (aux bit 0x40: the commands whose syntax takes it; RL.LEAKY only
+ * with NODELAY; any sliding-log attempt) of the step's cost; a token cell may start as an INTERVAL debt.
+ * RL.QUOTA's OFFSET (an option's value, params[2]) is picked over its whole range, as its syntax alone would
+ * leave it 0.
  *
  * Invariants checked on every step (abort() with the values on violation):
  *   reply:  allowed is 0 or 1; limit == params[0]; 0 <= remaining <= limit; retry_after_ms == -1 when
@@ -52,12 +54,16 @@
  *           at an earlier clock leaves no more room now than the refund now.
  *   atmost: COST 0 is exactly COST 0; COST n grants g = min(n, W) and is exactly the plain request of
  *           COST max(1, g) (reply, granted included, and cell); nothing remains when g < n.
+ *   force:  allowed, granted the cost, wait 0; where the plain request is admitted, exactly it (reply and
+ *           cell); where not, remaining 0, reset_after_us no less than the denial's, never more room later
+ *           than the denial leaves, and the plain request right after is denied (its retry and reset are
+ *           exact by the checks above, on the steps that follow).
  *   undo:   a refund of what an admitted request was granted, right after it, restores the state a
  *           COST 0 would have left (its COST 0 reply, and the cell).
  *   slidinglog: plan.at_us == now; plan.keep + plan.add <= limit + 1; keep == min(c, limit + 1 - add) with
  *           c the units in the window (scores above now counting as now); add == cost, or 0 when cost >
- *           limit (nothing logged); drop == 0; remaining == max(0, limit - (keep + add)); an empty window
- *           admits any cost <= limit; the decision on the entries holding the newest limit + 1 units of the
+ *           limit (nothing logged), or min(cost, limit + 1) with FORCE; drop == 0; remaining ==
+ *           max(0, limit - (keep + add)); an empty window admits any cost <= limit; the decision on the entries holding the newest limit + 1 units of the
  *           window (the last one cut) is the decision on the whole log; reply sanity (granted included),
  *           exactness and the earlier-clock rule as above (on the log the step leaves); and, while the limit
  *           has not grown, the reply equals that of a reference that keeps the full log, one entry per unit
@@ -290,11 +296,12 @@ static int64_t pick_cost(input *in, int kind, int64_t limit, int64_t max_cost, i
 
 /* --- common reply checks ---------------------------------------------------------------------------- */
 
-#define OPTIONS (RL_F_REFUND | RL_F_ATMOST)
+#define OPTIONS (RL_F_REFUND | RL_F_ATMOST | RL_F_FORCE)
 
 static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
     int64_t limit = limit_of(fam, req->params);
     int refund = (req->flags & RL_F_REFUND) != 0, atmost = !refund && (req->flags & RL_F_ATMOST);
+    int force = !refund && (req->flags & RL_F_FORCE);
     REQUIRE(r->allowed == 0 || r->allowed == 1, "allowed = %lld", (long long)r->allowed);
     REQUIRE(r->limit == limit, "limit = %lld, expected %lld", (long long)r->limit, (long long)limit);
     REQUIRE(r->remaining >= 0 && r->remaining <= r->limit, "remaining = %lld, limit %lld", (long long)r->remaining,
@@ -304,8 +311,8 @@ static void check_reply(int fam, const rl_request *req, const rl_reply *r) {
     else
         REQUIRE(r->retry_after_ms == -1 || r->retry_after_ms >= 1, "denied with retry_after_ms %lld",
                 (long long)r->retry_after_ms);
-    if (refund)
-        REQUIRE(r->allowed == 1, "refund denied");
+    if (refund || force)
+        REQUIRE(r->allowed == 1, "%s denied", refund ? "refund" : "FORCE");
     else if (req->cost > limit && !atmost)
         REQUIRE(!r->allowed && r->retry_after_ms == -1, "cost %lld > limit %lld: allowed %lld retry %lld",
                 (long long)req->cost, (long long)limit, (long long)r->allowed, (long long)r->retry_after_ms);
@@ -413,6 +420,7 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
     int64_t limit = limit_of(fam, req->params), n = req->cost, now = req->now_us;
     uint32_t plain = req->flags & ~(uint32_t)(OPTIONS | RL_F_DRYRUN);
     int refund = (req->flags & RL_F_REFUND) != 0, atmost = !refund && (req->flags & RL_F_ATMOST);
+    int force = !refund && (req->flags & RL_F_FORCE);
 
     /* What a plain COST 0 reads on the state before, and leaves. */
     rl_cell without = *pre;
@@ -497,10 +505,38 @@ static void check_options_step(int fam, const rl_algorithm *alg, const rl_reques
         if (n > 0) REQUIRE(r1->granted == g, "ATMOST COST %lld granted %lld, W %lld", (long long)n,
                            (long long)r1->granted, (long long)was.remaining);
         if (g < n) REQUIRE(r1->remaining == 0, "ATMOST took less than asked but %lld remain", (long long)r1->remaining);
+    } else if (force) {
+        /* What fits is the plain request; what does not leaves a debt: nothing remains, no nearer idle, never
+         * more room later than the denial, and the plain request right after is denied. */
+        rl_cell pc = *pre;
+        int pc_exists = pre_exists;
+        rl_request q = req_at(req, now, n, plain);
+        ctx.probe = "the plain request of what FORCE takes";
+        rl_reply p = cell_apply(alg, &q, &pc, &pc_exists);
+        REQUIRE(r1->granted == n && r1->wait_ms == 0, "FORCE COST %lld: granted %lld wait %lld", (long long)n,
+                (long long)r1->granted, (long long)r1->wait_ms);
+        if (p.allowed) {
+            REQUIRE(same_cell_reply(&p, r1), "FORCE of what fits differs from the plain request");
+            if (r1->reset_after_ms > 0) REQUIRE(same_words(&pc, c1), "FORCE of what fits stores another cell");
+        } else {
+            REQUIRE(r1->remaining == 0, "FORCE past the limit, yet %lld remain", (long long)r1->remaining);
+            REQUIRE(r1->reset_after_us >= p.reset_after_us, "FORCE: reset_after_us %lld below the denial's %lld",
+                    (long long)r1->reset_after_us, (long long)p.reset_after_us);
+            int64_t later = clamp((rl_i128)now + 1000 * (rl_i128)(probe_byte + 1) * (probe_byte + 1), 0, TIME_MAX);
+            rl_request l = req_at(req, later, 0, plain);
+            ctx.probe = "COST 0 later, after the FORCE and after the denial";
+            rl_reply a = cell_probe(alg, &l, c1, r1->reset_after_ms > 0), b = cell_probe(alg, &l, &pc, pc_exists);
+            REQUIRE(a.remaining <= b.remaining, "at %lld, %lld remain after the FORCE, %lld after the denial",
+                    (long long)later, (long long)a.remaining, (long long)b.remaining);
+            ctx.probe = "the plain request right after the FORCE";
+            rl_reply next = cell_probe(alg, &q, c1, r1->reset_after_ms > 0);
+            REQUIRE(next.allowed == 0, "the plain request is admitted right after a FORCE past the limit");
+        }
     }
 
-    /* Undo: a refund of what was granted restores the state a COST 0 would have left. */
-    if (!refund && r1->granted > 0 && fam != FAM_SLOG) {
+    /* Undo: a refund of what was granted restores the state a COST 0 would have left (not after a FORCE: its
+     * debt may have saturated, and forced usage is no attempt to undo). */
+    if (!refund && !force && r1->granted > 0 && fam != FAM_SLOG) {
         rl_cell u = *c1;
         int u_exists = r1->reset_after_ms > 0;
         rl_request q = req_at(req, now, r1->granted, plain | RL_F_REFUND);
@@ -526,7 +562,9 @@ static rl_cell fold_cell(int fam, uint64_t a, uint64_t b, uint64_t c) {
     switch (fam) {
     case FAM_TOKEN:
         cell.w[0] = (uint64_t)((int64_t)(a % (2 * (uint64_t)time_limit + 1)) - time_limit);
-        if (c & 1)
+        if ((c & 3) == 3) /* an INTERVAL debt (FORCE) */
+            cell.w[1] = (1 + b % RL_MAX_DEBT) | RL_TOKEN_INTERVAL_BIT | RL_TOKEN_DEBT_BIT;
+        else if (c & 1)
             cell.w[1] = (b % (RL_MAX_COUNT + 1)) | RL_TOKEN_INTERVAL_BIT;
         else
             cell.w[1] = b % (1ULL << 40);
@@ -702,6 +740,14 @@ static void learn_options(void) {
         for (int i = 0; i < rl_syntaxes[f].noptions; i++) takes_atmost[f] |= rl_syntaxes[f].options[i].flag == RL_F_ATMOST;
 }
 
+/* 1 when the limiter's command takes FORCE (its syntax says so). */
+static int takes_force(int fam) {
+    const rl_syntax *syn = &rl_syntaxes[fam];
+    for (int i = 0; i < syn->noptions; i++)
+        if (syn->options[i].flag == RL_F_FORCE) return 1;
+    return 0;
+}
+
 static int run_cells(input *in, int fam) {
     const rl_algorithm *alg = cell_algs[fam];
     int64_t params[3];
@@ -741,11 +787,14 @@ static int run_cells(input *in, int fam) {
         now = next_time(in, ctl & 7, now, &last, fam == FAM_WINDOW ? params[1] : params[2]);
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, COST_SLACK, &last);
         uint32_t flags = mode | (ctl & 0x08 ? RL_F_DRYRUN : 0);
-        if (ctl & 0x80) /* REFUND n takes COST's place; ATMOST goes with COST */
+        if ((ctl & 0x80) && (aux & 0x40) && takes_force(fam)) /* FORCE, where the mode takes it (NODELAY) */
+            flags |= RL_F_FORCE | (cost != 1 ? RL_F_COST : 0);
+        else if (ctl & 0x80) /* REFUND n takes COST's place; ATMOST goes with COST */
             flags |= !takes_atmost[fam] || (aux & 0x08) ? RL_F_REFUND : RL_F_ATMOST | RL_F_COST;
         else if (cost != 1)
             flags |= RL_F_COST;
         rl_request req = {.params = {params[0], params[1], params[2]}, .cost = cost, .flags = flags, .now_us = now};
+        if ((flags & RL_F_FORCE) && alg->validate(&req, err)) req.flags = flags &= ~(uint32_t)RL_F_FORCE;
         REQUIRE(alg->validate(&req, err) == 0, "validated parameters refused: %s", err);
 
         ctx.step = step;
@@ -907,10 +956,10 @@ static rl_reply full_decide(const full_log *f, const rl_request *req) {
         rl_reply_times(&r, -1, idle);
         return r;
     }
-    int over = n > limit;
-    int allowed = !over && c + n <= limit;
-    if (allowed && gap > 0 && c > 0 && (rl_i128)now - min_now(f->r[0].score, now) < gap) allowed = 0;
-    int64_t add = over ? 0 : n;
+    int over = n > limit, force = (req->flags & RL_F_FORCE) != 0;
+    int allowed = force || (!over && c + n <= limit);
+    if (allowed && !force && gap > 0 && c > 0 && (rl_i128)now - min_now(f->r[0].score, now) < gap) allowed = 0;
+    int64_t add = over && !force ? 0 : n; /* the full log keeps all of a forced cost */
     rl_i128 size = c + add;
     rl_reply r;
     memset(&r, 0, sizeof r);
@@ -963,7 +1012,7 @@ static void full_apply(full_log *f, const rl_request *req) {
         f->n = j;
         return;
     }
-    if (req->cost > 0 && req->cost <= req->params[0]) full_add(f, now, req->cost);
+    if (req->cost > 0 && (req->cost <= req->params[0] || (req->flags & RL_F_FORCE))) full_add(f, now, req->cost);
 }
 
 static rl_reply slog_decide(const rl_request *req, const rl_slog_entry *e, size_t n, rl_slog_plan *plan,
@@ -1026,6 +1075,7 @@ static void check_slog_plan(const rl_request *req, const slog_log *log, const rl
     }
     REQUIRE(p->drop == 0, "plan drop %lld without a refund", (long long)p->drop);
     int64_t want_add = req->cost > limit ? 0 : req->cost;
+    if (req->flags & RL_F_FORCE) want_add = req->cost < capn ? req->cost : capn; /* its newest limit + 1, at now */
     REQUIRE(p->add == want_add, "plan add %lld, expected %lld (cost %lld, limit %lld)", (long long)p->add,
             (long long)want_add, (long long)req->cost, (long long)limit);
     int64_t want_keep = c < capn - p->add ? c : capn - p->add;
@@ -1186,8 +1236,9 @@ static int run_slog(input *in) {
         /* The decision's contract allows costs up to 10^12 (the parser stops at RL_SLOG_MAX_LIMIT). */
         int64_t cost = pick_cost(in, aux & 7, params[0], RL_MAX_COUNT, 0, &last);
         int refund = (ctl & 0x80) != 0; /* REFUND n takes COST's place */
+        int force = !refund && (aux & 0x40);
         uint32_t flags = (ctl & 0x08 ? RL_F_DRYRUN : 0) | (refund ? RL_F_REFUND : cost != 1 ? RL_F_COST : 0) |
-                         (mingap ? RL_F_MINGAP : 0);
+                         (mingap ? RL_F_MINGAP : 0) | (force ? RL_F_FORCE : 0);
         rl_request req = {.params = {params[0], params[1], 0},
                           .cost = cost, .mingap_ms = mingap, .flags = flags, .now_us = now};
 
@@ -1225,7 +1276,7 @@ static int run_slog(input *in) {
         slog_apply(&log, now, &p1, &next);
         check_slog_exact(&req, &r1, &next);
         if (refund) check_slog_refund(&req, &log, &next, &r1, &p1, aux);
-        else if (r1.allowed && cost >= 1) check_slog_undo(&req, &log, &next);
+        else if (r1.allowed && cost >= 1 && !force) check_slog_undo(&req, &log, &next);
         /* An earlier clock never admits what now blocks. */
         if (!r1.allowed && now > 0) {
             rl_request q = req;

@@ -136,6 +136,20 @@ static int ref_choice(const rl_param_spec *p, const char *s, size_t len, int64_t
     return -1;
 }
 
+/* FORCE (a flag, rl_common.h) never goes with REFUND, ATMOST, WAIT or BLOCK: known here by name, not from the
+ * tables' conflicts, so that a table that lists the pair one way only (the parser would then accept one order)
+ * disagrees with the reference. */
+static int ref_forced_with_excluded(const rl_syntax *syn, uint32_t flags) {
+    static const char *const excluded[] = {"REFUND", "ATMOST", "WAIT", "BLOCK"};
+    const rl_option_spec *force = ref_option(syn, "FORCE", 5);
+    if (!force || !(flags & force->flag)) return 0;
+    for (size_t i = 0; i < sizeof excluded / sizeof excluded[0]; i++) {
+        const rl_option_spec *o = ref_option(syn, excluded[i], strlen(excluded[i]));
+        if (o && (flags & o->flag)) return 1;
+    }
+    return 0;
+}
+
 static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens,
                      rl_request *out) {
     rl_request r;
@@ -187,6 +201,7 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
         else
             REQUIRE(0, "the reference parser does not know option %s: teach it", o->name);
     }
+    if (ref_forced_with_excluded(syn, r.flags)) return -1;
     *out = r;
     return 0;
 }
@@ -298,6 +313,11 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
 
     uint32_t all = allowed_flags(syn);
     REQUIRE((req->flags & ~all) == 0, "flags 0x%x outside the options' 0x%x", req->flags, all);
+    /* FORCE: only the limiters that can hold a debt take it (RL.SMOOTH and RL.ACQUIRE do not). */
+    if (req->flags & RL_F_FORCE)
+        REQUIRE(strstr(syn->name, "rl.token") == syn->name || strstr(syn->name, "rl.leaky") == syn->name ||
+                    strstr(syn->name, "rl.window") == syn->name || strstr(syn->name, "rl.slidinglog") == syn->name,
+                "%s took FORCE", syn->name);
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
         if (req->flags & o->flag)

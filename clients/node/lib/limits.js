@@ -58,31 +58,35 @@ function parseAll(reply) {
     limits: reply.slice(3).map(parseResult) };
 }
 
-// COST n (left out for the default 1), or REFUND n in its place.
-function weight(cost, refund) {
-  if (refund === undefined) return cost === 1 ? [] : ['COST', cost];
+// COST n (left out for the default 1), or REFUND n in its place; FORCE after COST (the units are taken even
+// past the limit: a debt, for usage that already happened).
+function weight(cost, refund, force) {
+  if (refund === undefined) return [...(cost === 1 ? [] : ['COST', cost]), ...(force ? ['FORCE'] : [])];
   if (cost !== 1) throw new Error('cost and refund exclude each other: a call takes or gives back');
+  if (force) throw new Error('force and refund exclude each other: a forced call takes, a refund gives back');
   return ['REFUND', refund];
 }
 
-function commandArgs(key, spec, { cost = 1, dryrun = false, readonly = false, refund } = {}) {
+function commandArgs(key, spec, { cost = 1, dryrun = false, readonly = false, refund, force = false } = {}) {
   const command = spec.command || `RL.${spec.kind}`;
-  const args = [`${command}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags, ...weight(cost, refund)];
+  const args = [`${command}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags,
+    ...weight(cost, refund, force)];
   if (dryrun && !readonly) args.push('DRYRUN');
   return args;
 }
 
 // RL.ALL (RL.ALL_RO with readonly) for [key, spec] pairs.
-function allArgs(limits, { cost = 1, dryrun = false, readonly = false, refund } = {}) {
+function allArgs(limits, { cost = 1, dryrun = false, readonly = false, refund, force = false } = {}) {
   const args = [readonly ? 'RL.ALL_RO' : 'RL.ALL', limits.length, ...limits.map(([key]) => key),
-    ...weight(cost, refund)];
+    ...weight(cost, refund, force)];
   if (dryrun && !readonly) args.push('DRYRUN');
   for (const [, spec] of limits) args.push('LIMIT', spec.kind, ...spec.params, ...spec.flags);
   return args;
 }
 
 // One limiter for `key`. dryrun looks without consuming; readonly uses the _RO command (the same
-// answer; runs on replicas and for read-only users); refund: n gives back n units a failed request took.
+// answer; runs on replicas and for read-only users); refund: n gives back n units a failed request took;
+// force: true takes cost even past the limit (a debt: token, leaky with nodelay, window, slidingLog).
 // A concurrency spec runs RL.ACQUIRE (the result has `lease`; acquire() also has WAIT).
 async function limit(redis, key, spec, opts = {}) {
   const [command, ...args] = commandArgs(key, spec, opts);
@@ -91,7 +95,7 @@ async function limit(redis, key, spec, opts = {}) {
 
 // Several [key, spec] limits in one atomic RL.ALL: admitted by all, or by none and nothing consumed.
 // readonly uses RL.ALL_RO (the DRYRUN answer); refund: n gives n back to every limit in one atomic write,
-// for a request RL.ALL admitted that failed downstream. A concurrency limit's result carries its `lease`.
+// for a request RL.ALL admitted that failed downstream; force: true charges cost to every limit even past it. A concurrency limit's result carries its `lease`.
 async function limitAll(redis, limits, opts = {}) {
   const [command, ...args] = allArgs(limits, opts);
   return parseAll(await redis.call(command, ...args));

@@ -29,6 +29,11 @@ test('argument lists', () => {
   assert.deepEqual(commandArgs('k', window(10, 60000), { refund: 2 }),
     ['RL.WINDOW', 'k', 10, 60000, 'SLIDING', 'REFUND', 2]);
   assert.throws(() => allArgs([['a', token(10, 1, 1000)]], { cost: 2, refund: 2 }));
+  assert.deepEqual(commandArgs('k', token(10, 1, 1000), { cost: 30, force: true }),
+    ['RL.TOKEN', 'k', 10, 1, 1000, 'COST', 30, 'FORCE']);
+  assert.deepEqual(allArgs([['a', token(10, 1, 1000)]], { cost: 5, force: true, readonly: true }),
+    ['RL.ALL_RO', 1, 'a', 'COST', 5, 'FORCE', 'LIMIT', 'TOKEN', 10, 1, 1000]);
+  assert.throws(() => commandArgs('k', token(10, 1, 1000), { refund: 2, force: true }));
 });
 
 test('RL.TOKEN', async () => {
@@ -75,6 +80,17 @@ test('RL.ALL is all or nothing', async () => {
   assert.equal(denied.allowed, false);
   assert.deepEqual(denied.limits.map((r) => r.allowed), [true, false]);
   assert.deepEqual((await limitAll(redis, limits, { cost: 0, dryrun: true })).limits.map((r) => r.remaining), [9, 2]);
+});
+
+test('FORCE takes past every limit, and the plain request waits for the debt', async () => {
+  const limits = [['{f}:s', token(10, 1, 1000)], ['{f}:h', window(3, 60000)]];
+  const out = await limitAll(redis, limits, { cost: 5, force: true });
+  assert.equal(out.allowed, true);
+  assert.deepEqual(out.limits.map((r) => r.remaining), [5, 0]);
+  const forced = await limit(redis, '{f}:s', token(10, 1, 1000), { cost: 12, force: true }); // 7 below empty
+  assert.deepEqual([forced.allowed, forced.remaining, forced.retryAfterMs], [true, 0, -1]);
+  const after = await limit(redis, '{f}:s', token(10, 1, 1000));
+  assert.deepEqual([after.allowed, after.retryAfterMs], [false, 8000]); // the debt, then 1 token
 });
 
 test('RL.ALL REFUND gives back to every limit, RL.ALL_RO answers what DRYRUN answers', async () => {

@@ -178,40 +178,44 @@ def parse_all(reply) -> AllResult:
     return AllResult(allowed == 1, retry, reset, [parse_result(r) for r in reply[3:]])
 
 
-def _weight(cost: int, refund: Optional[int]) -> List[object]:
-    """COST n (left out for the default 1), or REFUND n in its place."""
+def _weight(cost: int, refund: Optional[int], force: bool = False) -> List[object]:
+    """COST n (left out for the default 1), or REFUND n in its place; FORCE after COST (the units are taken
+    even past the limit: a debt, for usage that already happened)."""
     if refund is None:
-        return [] if cost == 1 else ["COST", cost]
+        return ([] if cost == 1 else ["COST", cost]) + (["FORCE"] if force else [])
     if cost != 1:
         raise ValueError("cost and refund exclude each other: a call takes or gives back")
+    if force:
+        raise ValueError("force and refund exclude each other: a forced call takes, a refund gives back")
     return ["REFUND", refund]
 
 
 def command_args(key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False,
-                 refund: Optional[int] = None) -> List[object]:
+                 refund: Optional[int] = None, force: bool = False) -> List[object]:
     """The argument list of one RL.* call (the command name first)."""
     name = spec.command + ("_RO" if readonly else "")
-    args = [name, key, *spec.params(), *spec.flags(), *_weight(cost, refund)]
+    args = [name, key, *spec.params(), *spec.flags(), *_weight(cost, refund, force)]
     if dryrun and not readonly:
         args.append("DRYRUN")
     return args
 
 
 def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False,
-          refund: Optional[int] = None) -> Result:
+          refund: Optional[int] = None, force: bool = False) -> Result:
     """Run one limiter for `key` and return its Result. dryrun=True looks without consuming;
     readonly=True uses the command's _RO form (same answer as DRYRUN; runs on replicas and for
-    read-only users); refund=n gives back n units a failed request took, in place of cost. A
+    read-only users); refund=n gives back n units a failed request took, in place of cost; force=True
+    takes cost even past the limit (a debt: Token, Leaky with nodelay, Window, SlidingLog). A
     Concurrency spec runs RL.ACQUIRE (an AcquireResult; acquire() also has WAIT).
     `client` is a redis.Redis (or anything with execute_command)."""
-    return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly, refund)))
+    return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly, refund, force)))
 
 
 def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False, readonly: bool = False,
-             refund: Optional[int] = None) -> List[object]:
+             refund: Optional[int] = None, force: bool = False) -> List[object]:
     """The argument list of RL.ALL (RL.ALL_RO with readonly=True) for (key, spec) pairs."""
     args: List[object] = ["RL.ALL_RO" if readonly else "RL.ALL", len(limits), *(key for key, _ in limits)]
-    args += _weight(cost, refund)
+    args += _weight(cost, refund, force)
     if dryrun and not readonly:
         args.append("DRYRUN")
     for _, spec in limits:
@@ -220,12 +224,13 @@ def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool =
 
 
 def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False,
-              readonly: bool = False, refund: Optional[int] = None) -> AllResult:
+              readonly: bool = False, refund: Optional[int] = None, force: bool = False) -> AllResult:
     """Check several (key, spec) limits in one atomic RL.ALL: admitted by all of them, or by none and
     nothing consumed. readonly=True uses RL.ALL_RO (the DRYRUN answer, for replicas and read-only
     users); refund=n gives n back to every limit in one atomic write, for a request that RL.ALL admitted
-    and that failed downstream. A Concurrency limit's result is an AcquireResult carrying its lease."""
-    return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund)))
+    and that failed downstream; force=True charges cost to every limit even past it (usage that already
+    happened: each goes into debt). A Concurrency limit's result is an AcquireResult carrying its lease."""
+    return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund, force)))
 
 
 def acquire_args(key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None,

@@ -34,6 +34,16 @@ class CommandArgs(unittest.TestCase):
         with self.assertRaises(ValueError):
             all_args([("a", Token(10, 1, 1000))], cost=2, refund=2)
 
+    def test_force(self):
+        self.assertEqual(command_args("k", Token(10, 1, 1000), cost=30, force=True),
+                         ["RL.TOKEN", "k", 10, 1, 1000, "COST", 30, "FORCE"])
+        self.assertEqual(command_args("k", Window(10, 60000), force=True),
+                         ["RL.WINDOW", "k", 10, 60000, "SLIDING", "FORCE"])
+        self.assertEqual(all_args([("a", Token(10, 1, 1000))], cost=5, force=True, readonly=True),
+                         ["RL.ALL_RO", 1, "a", "COST", 5, "FORCE", "LIMIT", "TOKEN", 10, 1, 1000])
+        with self.assertRaises(ValueError):
+            command_args("k", Token(10, 1, 1000), refund=2, force=True)
+
     def test_resp3_map(self):
         reply = {b"allowed": 1, b"limit": 10, b"remaining": 9, b"retry_after_ms": -1,
                  b"reset_after_ms": 200, b"wait_ms": 0}
@@ -100,6 +110,15 @@ class All(RedisCase):
         self.assertEqual((out.allowed, out.retry_after_ms, out.reset_after_ms), (True, -1, 0))
         self.assertEqual([r.remaining for r in out.limits], [10, 3])
         self.assertEqual(self.r.exists("{u}:s", "{u}:h"), 0)  # both idle again: no key
+
+    def test_force_takes_past_every_limit(self):
+        out = limit_all(self.r, self.LIMITS, cost=5, force=True)
+        self.assertTrue(out.allowed)
+        self.assertEqual([r.remaining for r in out.limits], [5, 0])
+        out = limit(self.r, "{u}:s", Token(10, 1, 1000), cost=12, force=True)  # 7 below empty
+        self.assertEqual((out.allowed, out.remaining, out.retry_after_ms), (True, 0, -1))
+        after = limit(self.r, "{u}:s", Token(10, 1, 1000))
+        self.assertEqual((after.allowed, after.retry_after_ms), (False, 8000))  # the debt, then 1 token
 
     def test_readonly_is_dryrun(self):
         limit_all(self.r, self.LIMITS)
