@@ -47,7 +47,7 @@ static const char *id_of(RedisModuleString *arg, size_t *len) {
 #define BAD_ID "ERR lease_id: must be 1 to 64 bytes"
 
 static int count(int stat, rl_tally_kind kind, int answer) {
-    rl_tally t = {kind, answer, 0, 0, 0};
+    rl_tally t = {kind, answer, 0, 0, 0, 0};
     rl_stats_count(&rl_stats[stat], &t);
     return answer;
 }

@@ -15,7 +15,7 @@ static int holds_limiter(RedisModuleKey *key) {
 
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     rl_counters *stats = &rl_stats[RL_STAT_RESET];
-    rl_tally error = {RL_TALLY_ERROR, 0, 0, 0, 0};
+    rl_tally error = {RL_TALLY_ERROR, 0, 0, 0, 0, 0};
     if (argc < 2) {
         rl_stats_count(stats, &error);
         return RedisModule_WrongArity(ctx);
@@ -42,7 +42,7 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         RedisModule_CloseKey(key);
     }
     if (deleted) rl_wait_serve_keys(ctx, argv + 1, argc - 1); /* a forgotten limiter is a full one */
-    rl_tally t = {RL_TALLY_DONE, 0, 0, 0, deleted};
+    rl_tally t = {RL_TALLY_DONE, 0, 0, 0, deleted, 0};
     rl_stats_count(stats, &t);
     return RedisModule_ReplyWithLongLong(ctx, deleted);
 }
