@@ -297,6 +297,7 @@ int rl_unblock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     }
     RedisModule_CloseKey(t.key);
     if (t.has_rec) touched(ctx, argv[1], "rl.unblock");
+    if (held) rl_wait_serve_keys(ctx, argv + 1, 1); /* the clients waiting for the lock's end */
     return RedisModule_ReplyWithLongLong(ctx, held);
 }
 
