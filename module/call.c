@@ -67,9 +67,10 @@ static void lease_of(rl_outcome *o, int i, const rl_pending *p, int written) {
 }
 
 /* How long a denied clause's wait may last before only time ends it (rl_outcome's wait_retry_ms): its retry,
- * but 0 for a concurrency limit whose request can fit (a release may come any moment). */
+ * but 0 for a concurrency limit whose request can fit (a release may come any moment), unless its key's lock
+ * denied it (only time ends a lock, or RL.UNBLOCK, which serves the waiters itself). */
 static int64_t wait_retry(const rl_pending *p) {
-    if (p->lim->steps == &rl_lease_steps && p->reply.retry_after_ms >= 0) return 0;
+    if (p->lim->steps == &rl_lease_steps && p->reply.retry_after_ms >= 0 && !p->locked) return 0;
     return p->reply.retry_after_ms;
 }
 

@@ -30,7 +30,8 @@ static int open_leases(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode
     *key = RedisModule_OpenKey(ctx, keyname, mode);
     const rl_limiter *found = rl_cell_limiter_of(*key);
     *value = NULL;
-    if (found == NULL) return 0;
+    rl_lock alone;
+    if (found == NULL || (found == RL_CELL_OTHER && rl_lock_only_read(*key, &alone))) return 0; /* no lease */
     if (found != lease_limiter()) {
         RedisModule_CloseKey(*key);
         return -1;

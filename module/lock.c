@@ -7,7 +7,8 @@
  * value, the key's expiry is the later of the state's idle instant and the end of the lock record, so the
  * key lives exactly as long as either says something. Every write is replicated as its effect, RL.SETSTATE
  * key <state> (a cell state with its record, or a lock alone: tag 'K', the three numbers and the expiry), or
- * DEL. The sliding log and concurrency leases keep no lock yet: their keys answer an error here. */
+ * DEL. A concurrency limit's key keeps its record in its leases' value (lease_type.c); the sliding log keeps no
+ * lock yet: its keys answer an error here. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -200,8 +201,6 @@ static const char *target_open(RedisModuleCtx *ctx, RedisModuleString *keyname, 
         err = RedisModule_KeyType(t->key) == REDISMODULE_KEYTYPE_ZSET
                   ? "ERR key: a sliding log's key takes no lock (RL.SLIDINGLOG has no LOCKOUT yet)"
                   : REDISMODULE_ERRORMSG_WRONGTYPE;
-    else if (lim->steps != &rl_cell_steps)
-        err = "ERR key: a concurrency limit's key takes no lock (RL.ACQUIRE has no LOCKOUT)";
     if (err) {
         RedisModule_CloseKey(t->key);
         t->key = NULL;
@@ -209,6 +208,12 @@ static const char *target_open(RedisModuleCtx *ctx, RedisModuleString *keyname, 
     }
     t->lim = lim;
     t->stored = RedisModule_ModuleTypeGetValue(t->key);
+    if (lim->steps == &rl_lease_steps) { /* leases: the record in the value, the expiry from the leases */
+        const rl_lease_value *val = t->stored;
+        t->rec.lock = val->lock;
+        t->has_rec = val->lock.until_us != 0 || val->lock.strikes != 0;
+        return NULL;
+    }
     if (rl_value_lock(t->stored, &t->rec)) {
         t->has_rec = 1;
     } else {
@@ -223,6 +228,12 @@ static const char *target_open(RedisModuleCtx *ctx, RedisModuleString *keyname, 
 void rl_lock_write(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_limiter *lim,
                    void *stored, int64_t state_expire_ms, const rl_lock *l, int64_t now_us) {
     int alive = rl_lock_alive(l, now_us);
+    if (lim && lim->steps == &rl_lease_steps) { /* the leases keep the record; their store sets the expiry */
+        rl_lease_value *val = stored;
+        val->lock = alive ? *l : (rl_lock){0, 0, 0};
+        rl_lease_store(ctx, key, keyname, val, now_us);
+        return;
+    }
     int64_t lock_expire = alive ? rl_clock_expire_at_ms(now_us, rl_lock_end_us(l) - now_us) : 0;
     int64_t expire = lock_expire > state_expire_ms ? lock_expire : state_expire_ms;
     if (!lim || (alive && state_expire_ms == 0)) { /* no state to keep */

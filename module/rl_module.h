@@ -52,6 +52,7 @@ typedef struct rl_pending {
         rl_log_pending log;
         struct {
             rl_lease_value *stored; /* the key's leases (lease_type.c), NULL for a new limiter */
+            rl_lock lock;           /* the key's lock record */
             rl_lease_plan plan;
             int64_t expire_at_ms;
         } lease;
@@ -121,12 +122,13 @@ void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsig
 struct rl_lease_value {
     int n, cap;
     rl_lease *v; /* n leases, sorted by end_us */
+    rl_lock lock; /* the key's lock record (RL.BLOCK), zeros when none */
 };
 int rl_lease_types_register(RedisModuleCtx *ctx);
 rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us);
 void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us);
-/* Store value's end as the key's expiry and replicate the key's state (or delete it when value holds no
- * lease). */
+/* Store value's end (the later of its last lease's and its lock record's) as the key's expiry and replicate
+ * the key's state; with no lease left, the key holds its lock alone (lock.c), or goes. */
 void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
                     int64_t now_us);
 /* RL.SETSTATE key <blob> for a lease key (the blob's first byte is its limiter's tag). */
