@@ -55,8 +55,17 @@ static inline int64_t rl_lock_strikes(const rl_lock *l, int64_t now_us) {
     return l->strikes > 0 && now_us < l->forgive_us ? l->strikes : 0;
 }
 
+/* The request a locked call asks its limiter, for the reset_after of the state as it stands (nothing of the
+ * call is taken while the lock holds): a COST 0 look, writing nothing. */
+static inline rl_request rl_lock_look(const rl_request *req) {
+    rl_request look = *req;
+    look.cost = 0;
+    look.flags = (look.flags & ~(uint32_t)(RL_F_REFUND | RL_F_ATMOST)) | RL_F_DRYRUN | RL_F_NOLOG;
+    return look;
+}
+
 /* A call on a key whose lock holds at now: reply, the limiter's own reply to the request (decided but not to
- * be written), becomes the lock's denial: allowed 0, remaining 0, granted 0, wait 0, retry_after the later of
+ * be written; its reset_after that of the state as it stands: rl_lock_look), becomes the lock's denial: allowed 0, remaining 0, granted 0, wait 0, retry_after the later of
  * the lock's end and the limiter's own retry (-1 stays -1: the request never fits), reset_after at least to
  * the end of the record. */
 void rl_lock_deny(const rl_lock *l, int64_t now_us, rl_reply *reply);

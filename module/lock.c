@@ -7,14 +7,14 @@
  * value, the key's expiry is the later of the state's idle instant and the end of the lock record, so the
  * key lives exactly as long as either says something. Every write is replicated as its effect, RL.SETSTATE
  * key <state> (a cell state with its record, or a lock alone: tag 'K', the three numbers and the expiry), or
- * DEL. A concurrency limit's key keeps its record in its leases' value (lease_type.c); the sliding log keeps no
- * lock yet: its keys answer an error here. */
+ * DEL. A concurrency limit's key keeps its record in its leases' value (lease_type.c), a sliding log's in a
+ * member of its set at score -inf (store_log_name.c), whose writes are the log's usual sorted-set effects. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "clock.h"
-#include "rl_module.h"
+#include "store_log_parts.h"
 
 #define LOCK_TAG_BYTE 'K'
 #define LOCK_BLOB_LEN (1 + 8 * 3 + 8)
@@ -180,31 +180,60 @@ int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 /* An open key, as the lock commands see it. */
 typedef struct lock_target {
     RedisModuleKey *key;
-    const rl_limiter *lim; /* a cell limiter's key, else NULL (empty, or a lock alone) */
-    void *stored;          /* its value */
-    rl_lock_rec rec;       /* its record (zeros when none) */
+    const rl_limiter *lim; /* a cell or lease limiter's key, else NULL (empty, a lock alone, a sliding log) */
+    int is_log;            /* a sliding log's sorted set */
+    RedisModuleString *lock_name; /* its lock member (owned), NULL when none */
+    void *stored;          /* a cell or lease limiter's value */
+    rl_lock_rec rec;       /* its record (zeros when none), and the expiry its state alone gives the key */
     int has_rec;
 } lock_target;
+
+/* The key's expiry as a state's own: 0 for none would read as idle, so a key without one (RL.SETSTATE without
+ * PXAT) counts as living to the end of the clock's range. */
+static int64_t own_expiry(RedisModuleKey *key) {
+    int64_t expire = RedisModule_GetAbsExpire(key);
+    return expire > 0 ? expire : RL_MAX_TIME_MS;
+}
+
+/* A sliding log's lock member: among the members at -inf (store_log_name.c). */
+static void log_lock_read(RedisModuleCtx *ctx, lock_target *t) {
+    t->is_log = 1;
+    if (RedisModule_ZsetFirstInScoreRange(t->key, RL_LOG_NEG_INF, RL_LOG_NEG_INF, 0, 0) == REDISMODULE_OK) {
+        while (!RedisModule_ZsetRangeEndReached(t->key)) {
+            double score;
+            RedisModuleString *name = RedisModule_ZsetRangeCurrentElement(t->key, &score);
+            if (rl_log_lock_parse(name, score, &t->rec)) {
+                t->lock_name = name;
+                t->has_rec = 1;
+                break;
+            }
+            RedisModule_FreeString(ctx, name);
+            if (!RedisModule_ZsetRangeNext(t->key)) break;
+        }
+        RedisModule_ZsetRangeStop(t->key);
+    }
+    if (!t->has_rec) t->rec.state_expire_ms = own_expiry(t->key);
+}
 
 /* Open keyname and read its lock. Returns NULL or the error (the key is then closed). */
 static const char *target_open(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode, lock_target *t) {
     memset(t, 0, sizeof *t);
     t->key = RedisModule_OpenKey(ctx, keyname, mode);
-    if (RedisModule_KeyType(t->key) == REDISMODULE_KEYTYPE_EMPTY) return NULL;
+    int type = RedisModule_KeyType(t->key);
+    if (type == REDISMODULE_KEYTYPE_EMPTY) return NULL;
+    if (type == REDISMODULE_KEYTYPE_ZSET) {
+        log_lock_read(ctx, t);
+        return NULL;
+    }
     if (rl_lock_only_read(t->key, &t->rec.lock)) {
         t->has_rec = 1;
         return NULL;
     }
     const rl_limiter *lim = rl_cell_limiter_of(t->key);
-    const char *err = NULL;
-    if (lim == RL_CELL_OTHER)
-        err = RedisModule_KeyType(t->key) == REDISMODULE_KEYTYPE_ZSET
-                  ? "ERR key: a sliding log's key takes no lock (RL.SLIDINGLOG has no LOCKOUT yet)"
-                  : REDISMODULE_ERRORMSG_WRONGTYPE;
-    if (err) {
+    if (lim == RL_CELL_OTHER) {
         RedisModule_CloseKey(t->key);
         t->key = NULL;
-        return err;
+        return REDISMODULE_ERRORMSG_WRONGTYPE;
     }
     t->lim = lim;
     t->stored = RedisModule_ModuleTypeGetValue(t->key);
@@ -214,47 +243,70 @@ static const char *target_open(RedisModuleCtx *ctx, RedisModuleString *keyname, 
         t->has_rec = val->lock.until_us != 0 || val->lock.strikes != 0;
         return NULL;
     }
-    if (rl_value_lock(t->stored, &t->rec)) {
-        t->has_rec = 1;
-    } else {
-        int64_t expire = RedisModule_GetAbsExpire(t->key);
-        t->rec.state_expire_ms = expire > 0 ? expire : 0;
-    }
+    t->has_rec = rl_value_lock(t->stored, &t->rec);
+    if (!t->has_rec) t->rec.state_expire_ms = own_expiry(t->key);
     return NULL;
 }
 
-/* Write lock l into the open key t (whatever it holds), or drop the record when l says nothing at now: a cell
- * key then keeps its state with the state's own expiry (or goes, if that state is idle), a lock alone goes. */
-void rl_lock_write(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_limiter *lim,
-                   void *stored, int64_t state_expire_ms, const rl_lock *l, int64_t now_us) {
-    int alive = rl_lock_alive(l, now_us);
-    if (lim && lim->steps == &rl_lease_steps) { /* the leases keep the record; their store sets the expiry */
-        rl_lease_value *val = stored;
-        val->lock = alive ? *l : (rl_lock){0, 0, 0};
-        rl_lease_store(ctx, key, keyname, val, now_us);
+static void target_close(RedisModuleCtx *ctx, lock_target *t) {
+    if (t->lock_name) RedisModule_FreeString(ctx, t->lock_name);
+    RedisModule_CloseKey(t->key);
+}
+
+static void delete_key(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname) {
+    RedisModule_DeleteKey(key);
+    if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
+}
+
+/* A sliding log's lock: its member rewritten (or removed), the key's expiry the later of the log's own and the
+ * record's end; a log whose state is idle and whose record is gone goes. */
+static void log_lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *keyname, const rl_lock *l,
+                           int alive, int64_t lock_expire) {
+    rl_lock_rec rec = {*l, t->rec.state_expire_ms};
+    rl_log_lock_write(ctx, t->key, keyname, t->lock_name, &rec, alive);
+    int64_t expire = lock_expire > rec.state_expire_ms ? lock_expire : rec.state_expire_ms;
+    if (RedisModule_KeyType(t->key) != REDISMODULE_KEYTYPE_ZSET) return; /* its last member went: no key */
+    if (expire == 0) {
+        delete_key(ctx, t->key, keyname);
         return;
     }
+    RedisModule_SetAbsExpire(t->key, expire);
+    if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "PEXPIREAT", "sl", keyname, (long long)expire);
+}
+
+/* Write lock l into the open key t (whatever it holds), or drop the record when l says nothing at now: the key
+ * keeps its state with the state's own expiry (or goes, if that state is idle), a lock alone goes. */
+static void lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *keyname, const rl_lock *l,
+                       int64_t now_us) {
+    int alive = rl_lock_alive(l, now_us);
     int64_t lock_expire = alive ? rl_clock_expire_at_ms(now_us, rl_lock_end_us(l) - now_us) : 0;
-    int64_t expire = lock_expire > state_expire_ms ? lock_expire : state_expire_ms;
+    if (t->is_log) {
+        log_lock_write(ctx, t, keyname, l, alive, lock_expire);
+        return;
+    }
+    const rl_limiter *lim = t->lim;
+    if (lim && lim->steps == &rl_lease_steps) { /* the leases keep the record; their store sets the expiry */
+        rl_lease_value *val = t->stored;
+        val->lock = alive ? *l : (rl_lock){0, 0, 0};
+        rl_lease_store(ctx, t->key, keyname, val, now_us);
+        return;
+    }
+    int64_t state_expire_ms = t->rec.state_expire_ms;
     if (!lim || (alive && state_expire_ms == 0)) { /* no state to keep */
-        if (alive) {
-            rl_lock_only_put(ctx, key, keyname, l, lock_expire);
-        } else {
-            RedisModule_DeleteKey(key);
-            if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
-        }
+        if (alive) rl_lock_only_put(ctx, t->key, keyname, l, lock_expire);
+        else delete_key(ctx, t->key, keyname);
         return;
     }
     if (!alive && state_expire_ms == 0) {
-        RedisModule_DeleteKey(key);
-        if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
+        delete_key(ctx, t->key, keyname);
         return;
     }
+    int64_t expire = lock_expire > state_expire_ms ? lock_expire : state_expire_ms;
     rl_cell cell;
-    unsigned n = rl_value_read(lim, stored, &cell);
+    unsigned n = rl_value_read(lim, t->stored, &cell);
     rl_lock_rec rec = {*l, state_expire_ms};
-    rl_cell_put(key, lim, stored, n, &cell, n, alive ? &rec : NULL);
-    RedisModule_SetAbsExpire(key, expire);
+    rl_cell_put(t->key, lim, t->stored, n, &cell, n, alive ? &rec : NULL);
+    RedisModule_SetAbsExpire(t->key, expire);
     rl_replicate_cell(ctx, keyname, lim, &cell, n, alive ? &rec : NULL, expire);
 }
 
@@ -266,8 +318,8 @@ static void touched(RedisModuleCtx *ctx, RedisModuleString *keyname, const char 
 void rl_lock_start(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us) {
     lock_target t;
     if (target_open(ctx, keyname, REDISMODULE_READ | REDISMODULE_WRITE, &t) != NULL) return; /* prepared a moment ago */
-    rl_lock_write(ctx, t.key, keyname, t.lim, t.stored, t.rec.state_expire_ms, l, now_us);
-    RedisModule_CloseKey(t.key);
+    lock_write(ctx, &t, keyname, l, now_us);
+    target_close(ctx, &t);
     touched(ctx, keyname, "rl.lockout");
 }
 
@@ -288,8 +340,8 @@ int rl_block_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     int64_t now_us = rl_clock_now_us();
     rl_lock l = t.rec.lock;
     rl_lock_block(&l, now_us, ms);
-    rl_lock_write(ctx, t.key, argv[1], t.lim, t.stored, t.rec.state_expire_ms, &l, now_us);
-    RedisModule_CloseKey(t.key);
+    lock_write(ctx, &t, argv[1], &l, now_us);
+    target_close(ctx, &t);
     touched(ctx, argv[1], "rl.block");
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
@@ -304,9 +356,9 @@ int rl_unblock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     int held = t.has_rec && rl_lock_holds(&t.rec.lock, now_us);
     if (t.has_rec) {
         rl_lock none = {0, 0, 0};
-        rl_lock_write(ctx, t.key, argv[1], t.lim, t.stored, t.rec.state_expire_ms, &none, now_us);
+        lock_write(ctx, &t, argv[1], &none, now_us);
     }
-    RedisModule_CloseKey(t.key);
+    target_close(ctx, &t);
     if (t.has_rec) touched(ctx, argv[1], "rl.unblock");
     if (held) rl_wait_serve_keys(ctx, argv + 1, 1); /* the clients waiting for the lock's end */
     return RedisModule_ReplyWithLongLong(ctx, held);
@@ -318,7 +370,7 @@ int rl_lockinfo_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     lock_target t;
     const char *failed = target_open(ctx, argv[1], REDISMODULE_READ, &t);
     if (failed) return RedisModule_ReplyWithError(ctx, failed);
-    RedisModule_CloseKey(t.key);
+    target_close(ctx, &t);
     int64_t now_us = rl_clock_now_us();
     int64_t left_ms = t.has_rec && rl_lock_holds(&t.rec.lock, now_us) ? rl_us_to_ms_ceil(t.rec.lock.until_us - now_us) : 0;
     int64_t strikes = t.has_rec ? rl_lock_strikes(&t.rec.lock, now_us) : 0;

@@ -141,15 +141,12 @@ const rl_limiter *rl_lease_limiter_tagged(unsigned char tag);
 void rl_lease_ids_init(int deterministic);
 
 /* lock.c: locks (algorithms/lockout.h) where no limiter state is kept (the rl-locked type: a key locked by
- * RL.BLOCK before any call, or whose state went idle under a lock), RL.BLOCK, RL.UNBLOCK, RL.LOCKINFO, and the
- * write of a lock into any cell key (rl_lock_write: l into the open key holding lim's stored value, or none;
- * the record dropped when l says nothing at now). rl_lock_only_read: 1 and *l when key holds a lock alone. */
+ * RL.BLOCK before any call, or whose state went idle under a lock), RL.BLOCK, RL.UNBLOCK and RL.LOCKINFO on any
+ * limiter's key. rl_lock_only_read: 1 and *l when key holds a lock alone. */
 int rl_lock_type_register(RedisModuleCtx *ctx);
 int rl_lock_only_read(RedisModuleKey *key, rl_lock *l);
 void rl_lock_only_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_lock *l,
                       int64_t expire_at_ms);
-void rl_lock_write(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_limiter *lim,
-                   void *stored, int64_t state_expire_ms, const rl_lock *l, int64_t now_us);
 int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* A denied RL.ALL's clause that starts a lock: l written into keyname's key, its state untouched. */
 void rl_lock_start(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us);

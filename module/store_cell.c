@@ -20,9 +20,17 @@
 #include "compat.h"
 #include "rl_module.h"
 
-/* The key's lock holds: the algorithm's reply, for its retry, becomes the lock's denial; nothing changes. */
+/* The key's lock holds: the algorithm's reply, for its retry, becomes the lock's denial, its reset that of the
+ * state as it stands (a look); nothing changes. */
 static const char *prepare_locked(rl_pending *p, const rl_lock_rec *rec) {
-    p->lim->alg->decide(p->req, &p->u.cell.next, p->u.cell.stored != NULL, &p->reply);
+    int exists = p->u.cell.stored != NULL;
+    rl_cell copy = p->u.cell.next;
+    p->lim->alg->decide(p->req, &copy, exists, &p->reply);
+    rl_request look = rl_lock_look(p->req);
+    rl_reply as_is;
+    p->lim->alg->decide(&look, &p->u.cell.next, exists, &as_is);
+    p->reply.reset_after_us = as_is.reset_after_us;
+    p->reply.reset_after_ms = as_is.reset_after_ms;
     rl_lock_deny(&rec->lock, p->req->now_us, &p->reply);
     p->locked = 1;
     return NULL;

@@ -35,6 +35,11 @@ static const char *lease_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL
     rl_lease_decide(p->req, stored ? stored->v : NULL, stored ? stored->n : 0, id, id_len, next_id, &p->u.lease.plan,
                     &p->reply);
     if (rl_lock_holds(&p->u.lease.lock, p->req->now_us)) { /* RL.BLOCK: denied, nothing written or made */
+        int64_t idle_us = 0; /* the leases as they stand: idle when the last ends */
+        if (stored && stored->n > 0 && stored->v[stored->n - 1].end_us > p->req->now_us)
+            idle_us = stored->v[stored->n - 1].end_us - p->req->now_us;
+        p->reply.reset_after_us = idle_us;
+        p->reply.reset_after_ms = rl_us_to_ms_ceil(idle_us);
         rl_lock_deny(&p->u.lease.lock, p->req->now_us, &p->reply);
         p->locked = 1;
         return NULL;

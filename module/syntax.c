@@ -86,7 +86,7 @@ static const rl_option_spec window_options[] = {
  * or BLOCK, so of REFUND's conflicts only COST applies; MINGAP has no say in a refund.) */
 static const rl_option_spec slidinglog_options[] = {
     OPT_VALUE("MINGAP", "ms", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS), OPT_COST(RL_SLOG_MAX_LIMIT),
-    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_DRYRUN};
+    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_LOCKOUT, OPT_DRYRUN};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_SINCE "1.0.0"
