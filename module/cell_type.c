@@ -47,7 +47,8 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key) {
 
 #define LOCK_TAG ((uintptr_t)2)
 #define LOCK_WORDS 4 /* rl_lock_rec: until_us, forgive_us, strikes, state_expire_ms */
-static int value_is_locked(const void *value) { return ((uintptr_t)value & LOCK_TAG) != 0; }
+/* (An inline value has bit 0 set, and any bit 1: it is never a locked one.) */
+static int value_is_locked(const void *value) { return ((uintptr_t)value & 3) == LOCK_TAG; }
 static uint64_t *locked_words(const void *value) { return (uint64_t *)((uintptr_t)value & ~LOCK_TAG); }
 
 #if UINTPTR_MAX == UINT64_MAX
