@@ -47,8 +47,6 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key) {
 
 #define LOCK_TAG ((uintptr_t)2)
 #define LOCK_WORDS 4 /* rl_lock_rec: until_us, forgive_us, strikes, state_expire_ms */
-/* (An inline value has bit 0 set, and any bit 1: it is never a locked one.) */
-static int value_is_locked(const void *value) { return ((uintptr_t)value & 3) == LOCK_TAG; }
 static uint64_t *locked_words(const void *value) { return (uint64_t *)((uintptr_t)value & ~LOCK_TAG); }
 
 #if UINTPTR_MAX == UINT64_MAX
@@ -66,6 +64,9 @@ static uint64_t inline_word(const void *value) { (void)value; return 0; }
 static int fits_inline(const rl_cell *cell, unsigned n) { (void)cell; (void)n; return 0; }
 static void *inline_value(const rl_cell *cell) { (void)cell; return NULL; }
 #endif
+
+/* Bit 1 marks a record only in an allocation's pointer: an inline value's bit 1 is its first word's bit 0. */
+static int value_is_locked(const void *value) { return !value_is_inline(value) && ((uintptr_t)value & LOCK_TAG) != 0; }
 
 static unsigned heap_words(const rl_limiter *lim, const uint64_t *words) {
     rl_cell head;

@@ -161,7 +161,10 @@ int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     int type = RedisModule_KeyType(key);
     rl_lock old;
-    if (type != REDISMODULE_KEYTYPE_EMPTY && !rl_lock_only_read(key, &old)) {
+    /* A cell or lease limiter's key too: the primary replaces its state by a lock alone when the state goes idle
+     * (or its last lease ends) under a lock. */
+    const rl_limiter *lim = type == REDISMODULE_KEYTYPE_EMPTY || rl_lock_only_read(key, &old) ? NULL : rl_cell_limiter_of(key);
+    if (lim == RL_CELL_OTHER) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE), 1;
     }

@@ -71,7 +71,8 @@ static const char *prepare_record(rl_pending *p, int had_rec, const rl_lock_rec 
 static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     const rl_limiter *lim = p->lim;
     if (lim->alg->validate(p->req, err) != 0) return err;
-    if ((p->req->flags & RL_F_LOCKOUT) && rl_lockout_validate(p->req, err) != 0) return err;
+    /* Not only with LOCKOUT: BACKOFF, MAXLOCK or FORGIVE without it is the error to answer. */
+    if (rl_lockout_validate(p->req, err) != 0) return err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     p->locked = p->lock_starts = 0;

@@ -287,7 +287,7 @@ static void prepare_lock(rl_pending *p, const log_reader *r, int64_t own_reset_u
 }
 
 const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
-    if ((p->req->flags & RL_F_LOCKOUT) && rl_lockout_validate(p->req, err) != 0) return err;
+    if (rl_lockout_validate(p->req, err) != 0) return err; /* (BACKOFF ... without LOCKOUT too) */
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     rl_log_pending *log = &p->u.log;
     log->newest.name = NULL; /* release frees them: set before any return */
