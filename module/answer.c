@@ -28,13 +28,13 @@ int rl_can_block(RedisModuleCtx *ctx) {
 }
 
 int rl_answer_error(RedisModuleCtx *ctx, rl_counters *stats, const char *err) {
-    rl_tally t = {RL_TALLY_ERROR, 0, 0, 0, 0};
+    rl_tally t = {RL_TALLY_ERROR, 0, 0, 0, 0, 0};
     rl_stats_count(stats, &t);
     return err ? RedisModule_ReplyWithError(ctx, err) : RedisModule_WrongArity(ctx);
 }
 
 void rl_answer_gone(const rl_call *call) {
-    rl_tally t = {RL_TALLY_GONE, 0, 0, 0, 0};
+    rl_tally t = {RL_TALLY_GONE, 0, 0, 0, 0, 0};
     rl_stats_count(call->stats, &t);
     rl_clients_waiting--;
 }

@@ -8,7 +8,7 @@
  * what everything after the decision reads: the reply, the counters (units taken, keys made) and the waiting
  * code (the verdict and the retry).
  *
- * RL.ALL denied: nothing is written, a sliding log does not log the attempt, and each clause is prepared
+ * RL.ALL denied: nothing is written but the locks its denying clauses start (LOCKOUT), a sliding log does not log the attempt, and each clause is prepared
  * again as a DRYRUN that logs nothing, so that its reply describes it as it stands: whether it alone would
  * admit (its COST 0 reply), what remains, and when it alone would admit. The call's retry_after_ms is then
  * the largest of the denying clauses' (each only relaxes as time passes), or -1 if one never can.
@@ -67,9 +67,10 @@ static void lease_of(rl_outcome *o, int i, const rl_pending *p, int written) {
 }
 
 /* How long a denied clause's wait may last before only time ends it (rl_outcome's wait_retry_ms): its retry,
- * but 0 for a concurrency limit whose request can fit (a release may come any moment). */
+ * but 0 for a concurrency limit whose request can fit (a release may come any moment), unless its key's lock
+ * denied it (only time ends a lock, or RL.UNBLOCK, which serves the waiters itself). */
 static int64_t wait_retry(const rl_pending *p) {
-    if (p->lim->steps == &rl_lease_steps && p->reply.retry_after_ms >= 0) return 0;
+    if (p->lim->steps == &rl_lease_steps && p->reply.retry_after_ms >= 0 && !p->locked) return 0;
     return p->reply.retry_after_ms;
 }
 
@@ -104,6 +105,7 @@ void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     p.id = c->id;
     p.key = NULL;
     p.changes = p.creates = 0;
+    p.locked = p.lock_starts = 0;
     o->error = c->lim->steps->prepare(ctx, &p, o->errbuf);
     int real = !(c->req.flags & RL_F_DRYRUN), written = !o->error && p.changes && real;
     if (written) commit(ctx, &p);
@@ -118,6 +120,7 @@ void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     o->keys_created = written & p.creates;
     o->replies[0] = p.reply;
     o->leased = 0;
+    o->locked = p.locked;
     o->wait_retry_ms = p.reply.retry_after_ms;
     if (c->lim->steps == &rl_lease_steps) {
         lease_of(o, 0, &p, written);
@@ -149,17 +152,23 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
         q->id = c->id;
         q->key = NULL;
         q->changes = q->creates = 0;
+        q->locked = q->lock_starts = 0;
         failed = c->lim->steps->prepare(ctx, q, o->errbuf);
         if (failed == o->errbuf && call->all) rl_name_clause(o->errbuf, prepared);
         allowed &= (int)q->reply.allowed;
     }
     o->units = o->keys_created = 0;
     o->leased = 0;
+    o->locked = 0;
     if (!failed) {
         for (int i = 0; i < n; i++) {
             int written = 0;
+            o->locked |= p[i].locked;
             if (call->all && !allowed) {
+                int starts = p[i].lock_starts && !(p[i].req->flags & RL_F_DRYRUN);
+                rl_lock lock = p[i].lock;
                 describe_unwritten(ctx, &p[i], &looked[i]);
+                if (starts) rl_lock_start(ctx, p[i].keyname, &lock, now_us); /* the lock, and nothing else */
             } else if (p[i].changes && !(p[i].req->flags & RL_F_DRYRUN)) {
                 commit(ctx, &p[i]);
                 o->keys_created += p[i].creates;

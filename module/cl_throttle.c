@@ -113,8 +113,8 @@ static int send_reply(RedisModuleCtx *ctx, const rl_gcra_ns_result *r) {
 
 /* Count an answered call: an error (res NULL), or its verdict, and what an allowed write took and made. */
 static void count(const rl_gcra_ns_result *res, int64_t quantity, int created) {
-    rl_tally t = {RL_TALLY_ERROR, 0, 0, 0, 0};
-    if (res) t = (rl_tally){RL_TALLY_DECIDED, !res->limited, res->store ? quantity : 0, res->store && created, 0};
+    rl_tally t = {RL_TALLY_ERROR, 0, 0, 0, 0, 0};
+    if (res) t = (rl_tally){RL_TALLY_DECIDED, !res->limited, res->store ? quantity : 0, res->store && created, 0, 0};
     rl_stats_count(&rl_stats[RL_STAT_CL_THROTTLE], &t);
 }
 

@@ -199,6 +199,12 @@ static const RedisModuleCommandArg renew_args[] = {
 static const RedisModuleCommandArg leases_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0}, {0}};
 
+static const RedisModuleCommandArg block_args[] = {
+    {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0},
+    {.name = "ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
+    {0}};
+/* RL.UNBLOCK and RL.LOCKINFO take the key alone, as RL.LEASES. */
+
 static const RedisModuleCommandArg clock_set[] = {
     {.name = "unix_ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1}, {0}};
 static const RedisModuleCommandArg clock_advance[] = {
@@ -217,7 +223,8 @@ static const RedisModuleCommandArg clock_args[] = {
          {0}}},
     {0}};
 
-#define MAX_COMMANDS (2 * RL_NLIMITERS + 9)
+#define MAX_COMMANDS (2 * RL_NLIMITERS + 12)
+#define RL_SINCE_LOCKS "1.4.0"
 #define RL_SINCE_LEASES "1.3.0"
 
 int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
@@ -256,6 +263,17 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
     table[n++] = (command_def){"rl.leases", rl_leases_command, "readonly", 2, KEY_AT_1, read, RL_SINCE_LEASES,
                                "Lists the leases a concurrency limit holds now, oldest first: id, units, ms to expiry.",
                                "O(N log N) in the leases of the key", DOCS_GIVEN, NULL, leases_args, 1, ALWAYS};
+    /* A lock is a key's few words: set and ended like a cell limiter's state (RL.UNBLOCK only ever shrinks a
+     * key, so it takes no deny-oom). */
+    table[n++] = (command_def){"rl.block", rl_block_command, "write deny-oom fast", 3, KEY_AT_1, rw, RL_SINCE_LOCKS,
+                               "Locks a limiter key for ms: every limiter command is denied on it until then.", "O(1)",
+                               DOCS_GIVEN, NULL, block_args, 1, ALWAYS};
+    table[n++] = (command_def){"rl.unblock", rl_unblock_command, "write fast", 2, KEY_AT_1, rw, RL_SINCE_LOCKS,
+                               "Ends a key's lock and forgives its strikes, answering 1 if a lock held, else 0.", "O(1)",
+                               DOCS_GIVEN, NULL, leases_args, 1, ALWAYS};
+    table[n++] = (command_def){"rl.lockinfo", rl_lockinfo_command, "readonly fast", 2, KEY_AT_1, read, RL_SINCE_LOCKS,
+                               "Answers the ms left on a key's lock (0 when none holds) and its strikes.", "O(1)",
+                               DOCS_GIVEN, NULL, leases_args, 1, ALWAYS};
     table[n++] = (command_def){"rl.setstate", rl_setstate_command, "write deny-oom fast", -3, KEY_AT_1,
                                REDISMODULE_CMD_KEY_OW | REDISMODULE_CMD_KEY_UPDATE, RL_SINCE, NULL, NULL, DOCS_NONE,
                                NULL, NULL, 1, ALWAYS};

@@ -10,8 +10,9 @@
  * Effects, not commands, are replicated, as for every limiter: after a write the primary sends the key's
  * whole state, RL.SETSTATE key <blob>, or DEL when no lease is left. The blob is the limiter's tag, the
  * lease count (4 bytes), each lease (end and acquired µs, 8 bytes each; units, 4; the id's length, 1; the
- * id), then the key's absolute expiry in ms (8; 0 in an AOF rewrite, which Redis follows with its own
- * PEXPIREAT), every number little-endian. A replica or an AOF replay then holds exactly the
+ * id), the key's lock record when it has one (RL.BLOCK: the lock's end, the strikes' forgiveness and the
+ * strikes, 8 bytes each), then the key's absolute expiry in ms (8; 0 in an AOF rewrite, which Redis follows
+ * with its own PEXPIREAT), every number little-endian. A replica or an AOF replay then holds exactly the
  * primary's leases, ending at the same absolute instants, whatever its own clock says: a replica promoted at
  * a failover keeps every lease. Sending the whole state costs O(leases) per write; the limit's bound
  * (RL_LEASE_MAX_LIMIT) keeps it under a MB, and a usual key (a few leases) sends a few hundred bytes. */
@@ -20,11 +21,14 @@
 #include "clock.h"
 #include "rl_module.h"
 
-#define LEASE_ENCODING_VERSION 1
-/* A blob's fixed parts: tag, count, expiry; and each lease's, before its id. */
+/* Version 2 adds the key's lock record after the leases (a flag, then its three numbers when set). */
+#define LEASE_ENCODING_VERSION 2
+/* A blob's fixed parts: tag, count, expiry; and each lease's, before its id; and the lock record (its three
+ * numbers, 8 bytes each), which follows the leases when the key has one. */
 #define BLOB_HEAD (1 + 4)
 #define BLOB_TAIL 8
 #define BLOB_LEASE 21
+#define BLOB_LOCK 24
 
 /* --- values ------------------------------------------------------------------------------------------- */
 
@@ -122,8 +126,10 @@ static uint64_t get_le(const unsigned char *p, int bytes) {
 }
 
 /* value's blob with expire_at_ms, in an allocation of *len bytes the caller frees. */
+static int has_lock(const rl_lease_value *val) { return val->lock.until_us != 0 || val->lock.strikes != 0; }
+
 static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, int64_t expire_at_ms, size_t *len) {
-    size_t size = BLOB_HEAD + BLOB_TAIL;
+    size_t size = BLOB_HEAD + BLOB_TAIL + (has_lock(val) ? BLOB_LOCK : 0);
     for (int i = 0; i < val->n; i++) size += BLOB_LEASE + val->v[i].id_len;
     unsigned char *blob = RedisModule_Alloc(size), *p = blob;
     *p++ = lim->tag;
@@ -135,6 +141,11 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
         put_le(p, (uint64_t)l->units, 4), p += 4;
         *p++ = l->id_len;
         memcpy(p, rl_lease_id(l), l->id_len), p += l->id_len;
+    }
+    if (has_lock(val)) {
+        put_le(p, (uint64_t)val->lock.until_us, 8), p += 8;
+        put_le(p, (uint64_t)val->lock.forgive_us, 8), p += 8;
+        put_le(p, (uint64_t)val->lock.strikes, 8), p += 8;
     }
     put_le(p, (uint64_t)expire_at_ms, 8);
     *len = size;
@@ -161,6 +172,11 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
         p += BLOB_LEASE + id_len;
         val->n++;
     }
+    if ((uint64_t)val->n == n && end - p == BLOB_LOCK) {
+        val->lock = (rl_lock){(int64_t)get_le(p, 8), (int64_t)get_le(p + 8, 8), (int64_t)get_le(p + 16, 8)};
+        p += BLOB_LOCK;
+        if (!rl_lock_valid(&val->lock) || !has_lock(val)) p = NULL; /* refused below */
+    }
     if ((uint64_t)val->n != n || p != end || !rl_lease_valid(val->v, val->n)) {
         value_free(val);
         return NULL;
@@ -175,13 +191,22 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
 
 void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
                     int64_t now_us) {
+    int locked = rl_lock_alive(&value->lock, now_us);
+    if (!locked) value->lock = (rl_lock){0, 0, 0};
+    int64_t lock_expire_ms = locked ? rl_clock_expire_at_ms(now_us, rl_lock_end_us(&value->lock) - now_us) : 0;
     if (value->n == 0) {
+        if (locked) {
+            rl_lock_only_put(ctx, key, keyname, &value->lock, lock_expire_ms); /* frees value, the key's */
+            return;
+        }
         RedisModule_DeleteKey(key);
         if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
         return;
     }
-    /* Every lease left has not ended (a write drops the ended ones): the key lives until the last ends. */
+    /* Every lease left has not ended (a write drops the ended ones): the key lives until the last ends, or its
+     * lock record does. */
     int64_t expire_at_ms = rl_clock_expire_at_ms(now_us, value->v[value->n - 1].end_us - now_us);
+    if (lock_expire_ms > expire_at_ms) expire_at_ms = lock_expire_ms;
     RedisModule_SetAbsExpire(key, expire_at_ms); /* (looking first would cost as much: the same lookup) */
     if (!rl_effects_on(ctx)) return;
     const rl_limiter *lim = rl_cell_limiter_of(key);
@@ -229,7 +254,7 @@ int rl_lease_setstate(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleStr
 /* --- the callbacks ------------------------------------------------------------------------------------- */
 
 static void *lease_rdb_load(RedisModuleIO *io, int encver) {
-    if (encver != LEASE_ENCODING_VERSION) return NULL;
+    if (encver < 1 || encver > LEASE_ENCODING_VERSION) return NULL;
     uint64_t n = RedisModule_LoadUnsigned(io);
     if (RedisModule_IsIOError(io) || n > RL_LEASE_MAX_LIMIT) return NULL;
     rl_lease_value *val = value_new();
@@ -247,7 +272,14 @@ static void *lease_rdb_load(RedisModuleIO *io, int encver) {
         RedisModule_Free(id);
         val->n++;
     }
-    if (RedisModule_IsIOError(io) || (uint64_t)val->n != n || !rl_lease_valid(val->v, val->n)) {
+    uint64_t locked = encver >= 2 && !RedisModule_IsIOError(io) ? RedisModule_LoadUnsigned(io) : 0;
+    if (locked) {
+        val->lock.until_us = RedisModule_LoadSigned(io);
+        val->lock.forgive_us = RedisModule_LoadSigned(io);
+        val->lock.strikes = RedisModule_LoadSigned(io);
+    }
+    if (RedisModule_IsIOError(io) || (uint64_t)val->n != n || !rl_lease_valid(val->v, val->n) || locked > 1 ||
+        (locked && (!rl_lock_valid(&val->lock) || !has_lock(val)))) {
         value_free(val);
         return NULL;
     }
@@ -263,6 +295,12 @@ static void lease_rdb_save(RedisModuleIO *io, void *value) {
         RedisModule_SaveSigned(io, l->acquired_us);
         RedisModule_SaveUnsigned(io, (uint64_t)l->units);
         RedisModule_SaveStringBuffer(io, rl_lease_id(l), l->id_len);
+    }
+    RedisModule_SaveUnsigned(io, (uint64_t)has_lock(val));
+    if (has_lock(val)) {
+        RedisModule_SaveSigned(io, val->lock.until_us);
+        RedisModule_SaveSigned(io, val->lock.forgive_us);
+        RedisModule_SaveSigned(io, val->lock.strikes);
     }
 }
 
@@ -293,6 +331,11 @@ static void lease_digest(RedisModuleDigest *md, void *value) {
         RedisModule_DigestAddLongLong(md, l->units);
         RedisModule_DigestAddStringBuffer(md, rl_lease_id(l), l->id_len);
     }
+    if (has_lock(val)) {
+        RedisModule_DigestAddLongLong(md, val->lock.until_us);
+        RedisModule_DigestAddLongLong(md, val->lock.forgive_us);
+        RedisModule_DigestAddLongLong(md, val->lock.strikes);
+    }
     RedisModule_DigestEndSequence(md);
 }
 
@@ -306,6 +349,7 @@ static void *lease_copy(RedisModuleString *fromkey, RedisModuleString *tokey, co
         id_set(&copy->v[i], rl_lease_id(&val->v[i]), val->v[i].id_len); /* its own copy of a long id */
     }
     copy->n = val->n;
+    copy->lock = val->lock;
     return copy;
 }
 

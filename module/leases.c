@@ -30,7 +30,8 @@ static int open_leases(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode
     *key = RedisModule_OpenKey(ctx, keyname, mode);
     const rl_limiter *found = rl_cell_limiter_of(*key);
     *value = NULL;
-    if (found == NULL) return 0;
+    rl_lock alone;
+    if (found == NULL || (found == RL_CELL_OTHER && rl_lock_only_read(*key, &alone))) return 0; /* no lease */
     if (found != lease_limiter()) {
         RedisModule_CloseKey(*key);
         return -1;
@@ -47,7 +48,7 @@ static const char *id_of(RedisModuleString *arg, size_t *len) {
 #define BAD_ID "ERR lease_id: must be 1 to 64 bytes"
 
 static int count(int stat, rl_tally_kind kind, int answer) {
-    rl_tally t = {kind, answer, 0, 0, 0};
+    rl_tally t = {kind, answer, 0, 0, 0, 0};
     rl_stats_count(&rl_stats[stat], &t);
     return answer;
 }

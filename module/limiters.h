@@ -25,6 +25,7 @@
 
 #include "../algorithms/concurrency.h"
 #include "../algorithms/leaky.h"
+#include "../algorithms/lockout.h"
 #include "../algorithms/quota.h"
 #include "../algorithms/slidinglog.h"
 #include "../algorithms/smooth.h"

@@ -85,7 +85,7 @@ typedef struct rl_syntax {
 } rl_syntax;
 
 /* The most arguments after the key any command can take: every number, every option once with value. */
-#define RL_MAX_ARGS 16
+#define RL_MAX_ARGS 24
 
 /* Parse one clause from args[0..nargs): the numbers, then options until the arguments run out or one is
  * not an option of this syntax. Fills *req (cost 1 unless COST, now_us 0) and returns how many arguments

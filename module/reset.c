@@ -1,6 +1,7 @@
 /* reset.c -- RL.RESET key [key ...]: forget limiters, as if they had been idle for long.
  *
- * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's)
+ * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's; or a
+ * lock alone, lock.c: its lock goes with it)
  * and answers how many it deleted; a missing key counts 0. It checks every key before deleting any, so a
  * key of another type answers WRONGTYPE and nothing is deleted. Clients waiting (WAIT) on a deleted key
  * are served at once: a forgotten limiter is a full one. Each deletion is replicated as DEL and
@@ -10,12 +11,13 @@
 static int holds_limiter(RedisModuleKey *key) {
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY || type == REDISMODULE_KEYTYPE_ZSET) return 1;
-    return rl_cell_limiter_of(key) != RL_CELL_OTHER;
+    rl_lock alone;
+    return rl_cell_limiter_of(key) != RL_CELL_OTHER || rl_lock_only_read(key, &alone);
 }
 
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     rl_counters *stats = &rl_stats[RL_STAT_RESET];
-    rl_tally error = {RL_TALLY_ERROR, 0, 0, 0, 0};
+    rl_tally error = {RL_TALLY_ERROR, 0, 0, 0, 0, 0};
     if (argc < 2) {
         rl_stats_count(stats, &error);
         return RedisModule_WrongArity(ctx);
@@ -42,7 +44,7 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         RedisModule_CloseKey(key);
     }
     if (deleted) rl_wait_serve_keys(ctx, argv + 1, argc - 1); /* a forgotten limiter is a full one */
-    rl_tally t = {RL_TALLY_DONE, 0, 0, 0, deleted};
+    rl_tally t = {RL_TALLY_DONE, 0, 0, 0, deleted, 0};
     rl_stats_count(stats, &t);
     return RedisModule_ReplyWithLongLong(ctx, deleted);
 }

@@ -18,6 +18,12 @@
 #include "store_log.h"
 
 typedef struct rl_limiter rl_limiter;
+/* A key's lock record (algorithms/lockout.h) as a value keeps it: the lock, and the expiry the limiter's state
+ * alone would give the key (0: the state is idle, the key lives for the lock alone). */
+typedef struct rl_lock_rec {
+    rl_lock lock;
+    int64_t state_expire_ms;
+} rl_lock_rec;
 typedef struct rl_lease_value rl_lease_value;
 
 /* A decision made and not yet written: what prepare hands to commit and release. */
@@ -29,17 +35,24 @@ typedef struct rl_pending {
     RedisModuleKey *key; /* open from prepare to release (NULL before) */
     rl_reply reply;
     int changes; /* committing would change the key (or its expiry) */
+    int locked;  /* the key's lock denied the request (its limiter was not asked to decide for real) */
+    int lock_starts; /* the limiter denied, and LOCKOUT starts a lock: lock is the key's record after it */
+    rl_lock lock;
     int creates; /* committing would create the key */
     union {
         struct {
             void *stored; /* the key's value (cell_type.c), NULL for a new limiter */
             unsigned stored_words, words; /* the words of the stored state, and of the next */
             int64_t expire_at_ms;
+            int64_t state_expire_ms; /* the expiry the state alone gives (0: idle), kept in a lock record */
+            rl_lock_rec rec;         /* the key's lock record after the call, when rec_alive */
+            int rec_alive;
             rl_cell next; /* the state to store */
         } cell;
         rl_log_pending log;
         struct {
             rl_lease_value *stored; /* the key's leases (lease_type.c), NULL for a new limiter */
+            rl_lock lock;           /* the key's lock record */
             rl_lease_plan plan;
             int64_t expire_at_ms;
         } lease;
@@ -90,14 +103,17 @@ extern const rl_steps rl_cell_steps, rl_log_steps, rl_lease_steps;
 int rl_cell_types_register(RedisModuleCtx *ctx);
 unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell);
 int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell, unsigned n);
+/* rl_value_lock copies a value's lock record into rec and returns 1, or returns 0 when it has none. */
+int rl_value_lock(const void *value, rl_lock_rec *rec);
+int rl_lock_rec_valid(const rl_lock_rec *rec);
 /* The limiter whose module data type an open key holds (a cell limiter's, or a concurrency limiter's leases,
  * whose type lease_type.c registers): NULL if the key is empty, RL_CELL_OTHER if it holds anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
-/* Store cell's n words in an open key: into the existing value (stored, of stored_words words; NULL if
- * none) when it has room, else as a new value of the limiter's type. */
+/* Store cell's n words, and rec (NULL: no lock record), in an open key: into the existing value (stored, of
+ * stored_words words; NULL if none) when it has room, else as a new value of the limiter's type. */
 void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
-                 unsigned n);
+                 unsigned n, const rl_lock_rec *rec);
 
 /* lease_type.c: the data type of a concurrency limiter's key: its leases, sorted by end (algorithms/
  * concurrency.h). rl_lease_apply writes a decision's plan into a value (NULL: a new
@@ -106,12 +122,13 @@ void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsig
 struct rl_lease_value {
     int n, cap;
     rl_lease *v; /* n leases, sorted by end_us */
+    rl_lock lock; /* the key's lock record (RL.BLOCK), zeros when none */
 };
 int rl_lease_types_register(RedisModuleCtx *ctx);
 rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us);
 void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us);
-/* Store value's end as the key's expiry and replicate the key's state (or delete it when value holds no
- * lease). */
+/* Store value's end (the later of its last lease's and its lock record's) as the key's expiry and replicate
+ * the key's state; with no lease left, the key holds its lock alone (lock.c), or goes. */
 void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
                     int64_t now_us);
 /* RL.SETSTATE key <blob> for a lease key (the blob's first byte is its limiter's tag). */
@@ -123,14 +140,29 @@ const rl_limiter *rl_lease_limiter_tagged(unsigned char tag);
  * the ids its old primary made in the same µs. */
 void rl_lease_ids_init(int deterministic);
 
+/* lock.c: locks (algorithms/lockout.h) where no limiter state is kept (the rl-locked type: a key locked by
+ * RL.BLOCK before any call, or whose state went idle under a lock), RL.BLOCK, RL.UNBLOCK and RL.LOCKINFO on any
+ * limiter's key. rl_lock_only_read: 1 and *l when key holds a lock alone. */
+int rl_lock_type_register(RedisModuleCtx *ctx);
+int rl_lock_only_read(RedisModuleKey *key, rl_lock *l);
+void rl_lock_only_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_lock *l,
+                      int64_t expire_at_ms);
+int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* A denied RL.ALL's clause that starts a lock: l written into keyname's key, its state untouched. */
+void rl_lock_start(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us);
+int rl_block_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_unblock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int rl_lockinfo_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
 /* leases.c: RL.RELEASE, RL.RENEW and RL.LEASES. */
 int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* setstate.c: the replicated effect of a cell write (RL.SETSTATE applies it). */
+/* setstate.c: the replicated effect of a cell write, with the key's lock record if rec is not NULL
+ * (RL.SETSTATE applies it). */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
-                       unsigned n, int64_t expire_at_ms);
+                       unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms);
 
 /* effects.c: 1 when something may receive replicated effects (AOF, a replication backlog, a replica): the
  * caller then builds and replicates its effect. 0 when nothing can: the caller skips it (this has counted the
@@ -149,6 +181,7 @@ int rl_effects_register(RedisModuleCtx *ctx);
  * admitted, 0 as denied. */
 typedef struct rl_counters {
     long long calls, admitted, denied, units_admitted, errors, keys_created, keys_deleted;
+    long long locked; /* denials by a key's lock (held when the call came): not counted in denied */
 } rl_counters;
 #define RL_STAT_ALL (2 * RL_NLIMITERS)
 #define RL_STAT_ALL_RO (RL_STAT_ALL + 1)
@@ -171,6 +204,7 @@ typedef struct rl_tally {
     rl_tally_kind kind;
     int allowed;
     long long units, keys_created, keys_deleted;
+    int locked; /* a denial by a lock */
 } rl_tally;
 /* The one place where counters change (inline: every call passes here). */
 static inline void rl_stats_count(rl_counters *stats, const rl_tally *t) {
@@ -179,7 +213,8 @@ static inline void rl_stats_count(rl_counters *stats, const rl_tally *t) {
         stats->errors++;
     } else if (t->kind == RL_TALLY_DECIDED) {
         stats->admitted += t->allowed != 0;
-        stats->denied += t->allowed == 0;
+        stats->denied += t->allowed == 0 && !t->locked;
+        stats->locked += t->locked != 0;
         stats->units_admitted += t->units;
         stats->keys_created += t->keys_created;
     } else if (t->kind == RL_TALLY_DONE) {
@@ -228,6 +263,7 @@ typedef struct rl_outcome {
     int n;                    /* replies */
     int64_t allowed, retry_after_ms, reset_after_ms, wait_retry_ms;
     long long units, keys_created;
+    int locked;      /* denied by a lock that held when the call came (a clause's, for RL.ALL) */
     uint32_t leased; /* bit i: replies[i] is a concurrency limit's, with its lease[i] as a seventh field */
     rl_reply replies[RL_ALL_MAX_LIMITS];
     rl_lease_text lease[RL_ALL_MAX_LIMITS];

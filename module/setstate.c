@@ -15,9 +15,11 @@
 
 #include "rl_module.h"
 
-/* The tag and the expiry around the words. */
+/* The tag and the expiry around the words; a key's lock record (lock.c) is four words more, after the state's:
+ * until_us, forgive_us, strikes, the state's own expiry. */
 #define STATE_BLOB_FIXED 9
-#define STATE_BLOB_MAX (STATE_BLOB_FIXED + 8 * RL_CELL_MAX_WORDS)
+#define LOCK_REC_WORDS 4
+#define STATE_BLOB_MAX (STATE_BLOB_FIXED + 8 * (RL_CELL_MAX_WORDS + LOCK_REC_WORDS))
 
 static void put_le64(unsigned char *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -30,20 +32,28 @@ static uint64_t get_le64(const unsigned char *p) {
 }
 
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
-                       unsigned n, int64_t expire_at_ms) {
+                       unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms) {
     if (!rl_effects_on(ctx)) return;
     unsigned char blob[STATE_BLOB_MAX];
     blob[0] = lim->tag;
     for (unsigned i = 0; i < n; i++) put_le64(blob + 1 + 8 * i, cell->w[i]);
-    put_le64(blob + 1 + 8 * n, (uint64_t)expire_at_ms);
-    RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, (size_t)(STATE_BLOB_FIXED + 8 * n));
+    unsigned words = n;
+    if (rec) {
+        uint64_t v[LOCK_REC_WORDS] = {(uint64_t)rec->lock.until_us, (uint64_t)rec->lock.forgive_us,
+                                      (uint64_t)rec->lock.strikes, (uint64_t)rec->state_expire_ms};
+        for (unsigned i = 0; i < LOCK_REC_WORDS; i++) put_le64(blob + 1 + 8 * words++, v[i]);
+    }
+    put_le64(blob + 1 + 8 * words, (uint64_t)expire_at_ms);
+    RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, (size_t)(STATE_BLOB_FIXED + 8 * words));
 }
 
-/* A state to set: its limiter, its cell, its absolute expiry (-1: none). */
+/* A state to set: its limiter, its cell, its lock record (has_rec), its absolute expiry (-1: none). */
 typedef struct state_args {
     const rl_limiter *lim;
     unsigned nwords;
     rl_cell cell;
+    int has_rec;
+    rl_lock_rec rec;
     int64_t expire_at_ms;
 } state_args;
 
@@ -75,12 +85,22 @@ static const char *parse_blob(RedisModuleString *arg, state_args *out) {
     size_t len;
     const unsigned char *p = (const unsigned char *)RedisModule_StringPtrLen(arg, &len);
     if (len < STATE_BLOB_FIXED + 8 || len > STATE_BLOB_MAX || (len - STATE_BLOB_FIXED) % 8 != 0)
-        return "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])";
+        return "ERR state: must be 9 + 8n bytes, n from 1 to 68 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])";
     out->lim = cell_limiter_tagged(p[0]);
     if (!out->lim) return "ERR state: unknown kind";
-    out->nwords = (unsigned)((len - STATE_BLOB_FIXED) / 8);
+    unsigned all = (unsigned)((len - STATE_BLOB_FIXED) / 8);
+    out->cell.w[0] = get_le64(p + 1);
+    out->nwords = out->lim->alg->words(&out->cell);
+    out->has_rec = all == out->nwords + LOCK_REC_WORDS;
+    if (!out->has_rec) out->nwords = all; /* checked against words() by the caller */
+    if (out->nwords > RL_CELL_MAX_WORDS) return "ERR state: not a valid state of this kind";
     for (unsigned i = 0; i < out->nwords; i++) out->cell.w[i] = get_le64(p + 1 + 8 * i);
-    out->expire_at_ms = (int64_t)get_le64(p + 1 + 8 * out->nwords);
+    if (out->has_rec) {
+        const unsigned char *r = p + 1 + 8 * out->nwords;
+        out->rec = (rl_lock_rec){{(int64_t)get_le64(r), (int64_t)get_le64(r + 8), (int64_t)get_le64(r + 16)},
+                                 (int64_t)get_le64(r + 24)};
+    }
+    out->expire_at_ms = (int64_t)get_le64(p + 1 + 8 * all);
     if (out->expire_at_ms < 1) return "ERR state: no valid expiry";
     return NULL;
 }
@@ -91,8 +111,15 @@ static int is_pxat(RedisModuleString *arg) {
     return len == 4 && strncasecmp(s, "PXAT", 4) == 0;
 }
 
-/* RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms]: as many words as the state w0 begins holds. Returns NULL or
- * the error (in err or a constant); *arity is set when the count of arguments is what is wrong. */
+static int is_word(RedisModuleString *arg, const char *word) {
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    return len == strlen(word) && strncasecmp(s, word, len) == 0;
+}
+
+/* RL.SETSTATE key kind w0 [w1 ...] [LOCK until_us forgive_us strikes state_expire_ms] [PXAT unix_ms]: as many
+ * words as the state w0 begins holds. Returns NULL or the error (in err or a constant); *arity is set when the
+ * count of arguments is what is wrong. */
 static const char *parse_words(RedisModuleString **argv, int argc, state_args *out, char err[RL_ERR_LEN], int *arity) {
     out->lim = cell_limiter_named(argv[2]);
     if (!out->lim) {
@@ -106,7 +133,9 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
     out->cell.w[0] = (uint64_t)w;
     out->nwords = out->lim->alg->words(&out->cell);
     int end = 3 + (int)out->nwords; /* where the words end */
-    if (argc < end || argc > end + 2) {
+    out->has_rec = argc > end && is_word(argv[end], "LOCK");
+    int rest = out->has_rec ? end + 1 + LOCK_REC_WORDS : end; /* where PXAT may be */
+    if (argc < rest || argc > rest + 2) {
         *arity = 1;
         return NULL;
     }
@@ -117,14 +146,26 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
         }
         out->cell.w[i] = (uint64_t)w;
     }
+    if (out->has_rec) {
+        int64_t v[LOCK_REC_WORDS];
+        static const char *const names[LOCK_REC_WORDS] = {"until_us", "forgive_us", "strikes", "state_expire_ms"};
+        for (int i = 0; i < LOCK_REC_WORDS; i++) {
+            if (arg_int64(argv[end + 1 + i], &v[i]) != 0) {
+                snprintf(err, RL_ERR_LEN, "ERR %s: must be an integer", names[i]);
+                return err;
+            }
+        }
+        out->rec = (rl_lock_rec){{v[0], v[1], v[2]}, v[3]};
+    }
     out->expire_at_ms = -1;
-    if (argc > end) {
-        if (!is_pxat(argv[end])) {
-            snprintf(err, RL_ERR_LEN, "ERR PXAT: expected PXAT unix_ms after w%u", out->nwords - 1);
+    if (argc > rest) {
+        if (!is_pxat(argv[rest])) {
+            if (out->has_rec) snprintf(err, RL_ERR_LEN, "ERR PXAT: expected PXAT unix_ms after the lock");
+            else snprintf(err, RL_ERR_LEN, "ERR PXAT: expected PXAT unix_ms after w%u", out->nwords - 1);
             return err;
         }
-        if (argc == end + 1) return "ERR PXAT: needs a value";
-        if (arg_int64(argv[end + 1], &out->expire_at_ms) != 0 || out->expire_at_ms < 1)
+        if (argc == rest + 1) return "ERR PXAT: needs a value";
+        if (arg_int64(argv[rest + 1], &out->expire_at_ms) != 0 || out->expire_at_ms < 1)
             return "ERR PXAT: must be a positive integer";
     }
     return NULL;
@@ -133,6 +174,7 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     /* The compact form has one argument after the key; the readable one at least a kind and two words. */
     if (argc != 3 && argc < 5) return RedisModule_WrongArity(ctx);
+    if (rl_lock_setstate(ctx, argv, argc)) return REDISMODULE_OK; /* a lock alone (lock.c) */
     state_args st;
     char err[RL_ERR_LEN];
     int arity = 0;
@@ -148,16 +190,20 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st.lim->alg->words(&st.cell) != st.nwords) /* the compact form's length, read from w0 */
         return RedisModule_ReplyWithError(ctx, "ERR state: not a valid state of this kind");
     if (!st.lim->alg->cell_valid(&st.cell)) return RedisModule_ReplyWithError(ctx, "ERR state: not a valid state of this kind");
+    if (st.has_rec && !rl_lock_rec_valid(&st.rec)) return RedisModule_ReplyWithError(ctx, "ERR state: not a valid lock");
 
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     const rl_limiter *current = rl_cell_limiter_of(key);
+    rl_lock alone;
+    if (current == RL_CELL_OTHER && rl_lock_only_read(key, &alone)) current = NULL; /* a lock alone: replaced */
     if (current != NULL && current != st.lim) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     }
     void *stored = current ? RedisModule_ModuleTypeGetValue(key) : NULL;
     rl_cell old;
-    rl_cell_put(key, st.lim, stored, stored ? rl_value_read(st.lim, stored, &old) : 0, &st.cell, st.nwords);
+    rl_cell_put(key, st.lim, stored, stored ? rl_value_read(st.lim, stored, &old) : 0, &st.cell, st.nwords,
+                st.has_rec ? &st.rec : NULL);
     if (st.expire_at_ms > 0)
         RedisModule_SetAbsExpire(key, st.expire_at_ms);
     else

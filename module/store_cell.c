@@ -6,31 +6,101 @@
  * decide on a copy of the cell, and works out whether the result changes anything: a limiter that is idle
  * after the call holds no key (idle is the same as new), and a call that leaves the cell and its expiry as
  * they were (a denied request, typically, as a flood of them is) has nothing to write. commit stores the
- * cell with its absolute expiry and replicates that effect (setstate.c), or deletes the key. */
+ * cell with its absolute expiry and replicates that effect (setstate.c), or deletes the key.
+ *
+ * Locks (algorithms/lockout.h). A key may hold a lock record beside its state, or a lock alone (lock.c's
+ * rl-locked type, which every cell limiter reads as its own new state). While the lock holds, the algorithm
+ * decides only to tell the reply its own retry, and nothing is written: a flood at a locked key costs no write
+ * and no replication. Otherwise the decision goes as always, then lockout.c may start a lock (LOCKOUT) or drop
+ * a record that says nothing any more; the key then lives until the later of its state's idle instant and the
+ * record's end, holding a lock alone when its state is idle. A key that never had a lock pays one test. */
 #include <string.h>
 
 #include "clock.h"
 #include "compat.h"
 #include "rl_module.h"
 
+/* The key's lock holds: the algorithm's reply, for its retry, becomes the lock's denial, its reset that of the
+ * state as it stands (a look); nothing changes. */
+static const char *prepare_locked(rl_pending *p, const rl_lock_rec *rec) {
+    int exists = p->u.cell.stored != NULL;
+    rl_cell copy = p->u.cell.next;
+    p->lim->alg->decide(p->req, &copy, exists, &p->reply);
+    rl_request look = rl_lock_look(p->req);
+    rl_reply as_is;
+    p->lim->alg->decide(&look, &p->u.cell.next, exists, &as_is);
+    p->reply.reset_after_us = as_is.reset_after_us;
+    p->reply.reset_after_ms = as_is.reset_after_ms;
+    rl_lock_deny(&rec->lock, p->req->now_us, &p->reply);
+    p->locked = 1;
+    return NULL;
+}
+
+/* After the decision on a key that has a lock record, or a request with LOCKOUT: the record after the call, and
+ * whether committing changes the key. */
+static const char *prepare_record(rl_pending *p, int had_rec, const rl_lock_rec *before, int lock_only) {
+    int64_t now_us = p->req->now_us;
+    int own_idle = p->reply.reset_after_ms == 0;
+    p->u.cell.state_expire_ms = own_idle ? 0 : rl_clock_expire_at_ms(now_us, p->reply.reset_after_us);
+    rl_lock lock = had_rec ? before->lock : (rl_lock){0, 0, 0};
+    p->lock_starts = rl_lock_after(p->req, &lock, &p->reply);
+    p->lock = lock;
+    p->u.cell.rec_alive = rl_lock_alive(&lock, now_us);
+    p->u.cell.rec = (rl_lock_rec){lock, p->u.cell.state_expire_ms};
+    void *stored = p->u.cell.stored;
+    if (p->reply.reset_after_ms == 0) { /* no state and no record: the key goes */
+        p->changes = stored != NULL || lock_only;
+        return NULL;
+    }
+    p->u.cell.expire_at_ms = rl_clock_expire_at_ms(now_us, p->reply.reset_after_us);
+    int64_t expire = p->u.cell.expire_at_ms;
+    if (own_idle) { /* a lock alone stays */
+        p->creates = !stored && !lock_only;
+        p->changes = !lock_only || memcmp(&before->lock, &lock, sizeof lock) != 0 ||
+                     RedisModule_GetAbsExpire(p->key) != expire;
+        return NULL;
+    }
+    p->creates = !stored && !lock_only;
+    p->changes = !stored || had_rec != p->u.cell.rec_alive ||
+                 (had_rec && memcmp(before, &p->u.cell.rec, sizeof *before) != 0) ||
+                 !rl_value_holds(stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words) ||
+                 RedisModule_GetAbsExpire(p->key) != expire;
+    return NULL;
+}
+
 static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     const rl_limiter *lim = p->lim;
     if (lim->alg->validate(p->req, err) != 0) return err;
+    /* Not only with LOCKOUT: BACKOFF, MAXLOCK or FORGIVE without it is the error to answer. */
+    if (rl_lockout_validate(p->req, err) != 0) return err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
+    p->locked = p->lock_starts = 0;
+    p->u.cell.rec_alive = 0;
     const rl_limiter *found = rl_cell_limiter_of(p->key);
+    rl_lock_rec rec;
+    int had_rec = 0, lock_only = 0;
+    if (found == RL_CELL_OTHER && rl_lock_only_read(p->key, &rec.lock)) {
+        found = NULL; /* a lock alone: this limiter's new state, locked */
+        rec.state_expire_ms = 0;
+        had_rec = lock_only = 1;
+    }
     if (found != NULL && found != lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
 
     void *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
     rl_cell *next = &p->u.cell.next;
     p->u.cell.stored = stored;
     p->u.cell.stored_words = 0;
-    if (stored)
+    if (stored) {
         p->u.cell.stored_words = rl_value_read(lim, stored, next);
-    else
+        had_rec = rl_value_lock(stored, &rec);
+    } else {
         next->w[0] = next->w[1] = 0;
+    }
+    if (had_rec && rl_lock_holds(&rec.lock, p->req->now_us)) return prepare_locked(p, &rec);
     lim->alg->decide(p->req, next, stored != NULL, &p->reply);
     p->u.cell.words = lim->alg->words(next);
+    if (had_rec || (p->req->flags & RL_F_LOCKOUT)) return prepare_record(p, had_rec, &rec, lock_only);
 
     if (p->reply.reset_after_ms == 0) {
         p->changes = stored != NULL; /* idle: the key goes */
@@ -50,9 +120,14 @@ static void cell_commit(RedisModuleCtx *ctx, rl_pending *p) {
         if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
         return;
     }
-    rl_cell_put(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words);
+    const rl_lock_rec *rec = p->u.cell.rec_alive ? &p->u.cell.rec : NULL;
+    if (rec && rec->state_expire_ms == 0) { /* the state is idle: the lock stays alone */
+        rl_lock_only_put(ctx, p->key, p->keyname, &rec->lock, p->u.cell.expire_at_ms);
+        return;
+    }
+    rl_cell_put(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words, rec);
     RedisModule_SetAbsExpire(p->key, p->u.cell.expire_at_ms);
-    rl_replicate_cell(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.words, p->u.cell.expire_at_ms);
+    rl_replicate_cell(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.words, rec, p->u.cell.expire_at_ms);
 }
 
 static void cell_release(RedisModuleCtx *ctx, rl_pending *p) {

@@ -52,6 +52,7 @@
 
 static void log_release(RedisModuleCtx *ctx, rl_pending *p) {
     if (p->u.log.newest.name) RedisModule_FreeString(ctx, p->u.log.newest.name);
+    if (p->u.log.lock_name) RedisModule_FreeString(ctx, p->u.log.lock_name);
     if (p->key) RedisModule_CloseKey(p->key);
 }
 

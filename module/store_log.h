@@ -37,6 +37,13 @@ typedef struct rl_log_pending {
      * commit starts from it instead of reading the top of the set again. Its name is owned until commit
      * takes it or release frees it; newest.name NULL: commit reads the top itself. */
     rl_log_member newest;
+    /* The key's lock (algorithms/lockout.h): its member before the call (lock_name, owned, NULL when none;
+     * lock_alone: the key held a lock alone, lock.c's type, no set), the record after the call, alive or not,
+     * and whether committing changes it. */
+    RedisModuleString *lock_name;
+    int lock_alone, lock_alive, lock_changes;
+    rl_lock lock_before, lock_after;
+    int64_t state_expire_before, state_expire_after;
 } rl_log_pending;
 
 #endif

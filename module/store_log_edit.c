@@ -46,11 +46,33 @@ static void replicate_added(RedisModuleCtx *ctx, RedisModuleString *keyname, con
     RedisModule_Free(args);
 }
 
+void rl_log_lock_write(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
+                       RedisModuleString *old_name, const rl_lock_rec *rec, int alive) {
+    const int effects = rl_effects_on(ctx);
+    if (old_name) {
+        RedisModule_ZsetRem(key, old_name, NULL);
+        if (effects) RedisModule_Replicate(ctx, "ZREM", "ss", keyname, old_name);
+    }
+    if (!alive) return;
+    RedisModuleString *name = rl_log_lock_name(ctx, rec);
+    RedisModule_ZsetAdd(key, RL_LOG_NEG_INF, name, NULL);
+    if (effects) RedisModule_Replicate(ctx, "ZADD", "scs", keyname, "-inf", name);
+    RedisModule_FreeString(ctx, name);
+}
+
 void rl_log_edit_apply(RedisModuleCtx *ctx, rl_pending *p, rl_log_edit *ed) {
+    ed->lowest_by_name |= p->u.log.lock_name != NULL;
     const int effects = rl_effects_on(ctx);
     if (ed->nlowest > 0) {
         for (size_t i = 0; i < ed->nlowest; i++) RedisModule_ZsetRem(p->key, ed->lowest[i].name, NULL);
-        if (effects) RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", p->keyname, 0LL, (long long)ed->nlowest - 1);
+        if (effects && !ed->lowest_by_name) {
+            RedisModule_Replicate(ctx, "ZREMRANGEBYRANK", "sll", p->keyname, 0LL, (long long)ed->nlowest - 1);
+        } else if (effects) {
+            RedisModuleString **names = RedisModule_Alloc(ed->nlowest * sizeof *names);
+            for (size_t i = 0; i < ed->nlowest; i++) names[i] = ed->lowest[i].name;
+            RedisModule_Replicate(ctx, "ZREM", "sv", p->keyname, names, ed->nlowest);
+            RedisModule_Free(names);
+        }
     }
     if (ed->nremoved > 0) {
         for (size_t i = 0; i < ed->nremoved; i++) RedisModule_ZsetRem(p->key, ed->removed[i], NULL);

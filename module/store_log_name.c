@@ -14,8 +14,17 @@
  * format: a user's own ZADD, or the "<time_us>-<seq>" members of earlier versions (one per unit), and
  * weighs 1.
  *
+ * A key's lock record (algorithms/lockout.h) is one more member, at score -inf, where no window ever reaches:
+ *
+ *     rl-lock:<until_us>:<forgive_us>:<strikes>:<state_expire_ms>
+ *
+ * the lock's end and the strikes' forgiveness in Unix µs, the strikes, and the expiry the log alone gives the
+ * key (0: idle); every read and write of the log steps over it (rl_log_is_lock).
+ *
  * The codec is hand-written, both ways: every call parses at least one name and a logged call formats one,
  * and printf's machinery was a sixth of a call's instructions. */
+#include <string.h>
+
 #include "store_log_parts.h"
 
 /* A score as whole µs, clamped into the module's time range (a user's ZADD may hold anything). Rounded
@@ -91,4 +100,34 @@ size_t rl_log_format_name(char buf[RL_LOG_NAME_MAX], const rl_log_member *m) {
     *end++ = ':';
     end = put_decimal(end, m->extra_below);
     return (size_t)(end - buf);
+}
+
+#define LOCK_PREFIX "rl-lock:"
+#define LOCK_PREFIX_LEN 8
+
+int rl_log_lock_parse(RedisModuleString *name, double score, rl_lock_rec *rec) {
+    if (score != RL_LOG_NEG_INF) return 0;
+    size_t len, i = LOCK_PREFIX_LEN;
+    const char *s = RedisModule_StringPtrLen(name, &len);
+    if (len <= LOCK_PREFIX_LEN || memcmp(s, LOCK_PREFIX, LOCK_PREFIX_LEN) != 0) return 0;
+    rl_lock_rec r;
+    if (!read_num(s, len, &i, 18, ':', &r.lock.until_us) || !read_num(s, len, &i, 18, ':', &r.lock.forgive_us) ||
+        !read_num(s, len, &i, 13, ':', &r.lock.strikes) || !read_num(s, len, &i, 15, 0, &r.state_expire_ms) ||
+        !rl_lock_rec_valid(&r))
+        return 0;
+    if (rec) *rec = r;
+    return 1;
+}
+
+RedisModuleString *rl_log_lock_name(RedisModuleCtx *ctx, const rl_lock_rec *rec) {
+    char buf[LOCK_PREFIX_LEN + 4 * 21];
+    memcpy(buf, LOCK_PREFIX, LOCK_PREFIX_LEN);
+    char *end = put_decimal(buf + LOCK_PREFIX_LEN, rec->lock.until_us);
+    *end++ = ':';
+    end = put_decimal(end, rec->lock.forgive_us);
+    *end++ = ':';
+    end = put_decimal(end, rec->lock.strikes);
+    *end++ = ':';
+    end = put_decimal(end, rec->state_expire_ms);
+    return RedisModule_CreateString(ctx, buf, (size_t)(end - buf));
 }

@@ -48,6 +48,15 @@ void rl_log_parse(RedisModuleString *name, double score, rl_log_member *m);
 #define RL_LOG_NAME_MAX (5 * 21) /* five numbers of at most 20 characters, four separators */
 size_t rl_log_format_name(char buf[RL_LOG_NAME_MAX], const rl_log_member *m);
 
+/* A key's lock record as a member of the log (score -inf, "rl-lock:..."): 1 and *rec (when not NULL) if
+ * name and score are one; and the member's name for rec. */
+int rl_log_lock_parse(RedisModuleString *name, double score, rl_lock_rec *rec);
+RedisModuleString *rl_log_lock_name(RedisModuleCtx *ctx, const rl_lock_rec *rec);
+/* The log's lock and the key's expiry after it: write (or remove) the lock member of the open set, its
+ * record rec (alive) or none; the log's other members are not touched (store_log_write.c). */
+void rl_log_lock_write(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
+                       RedisModuleString *old_name, const rl_lock_rec *rec, int alive);
+
 /* --- store_log_read.c: prepare, and walking the set --------------------------------------------------- */
 
 /* Visit members in score order (from_top: newest first; else oldest first) within [min, max] (min
@@ -80,6 +89,8 @@ typedef struct rl_log_edit {
      * edit's); else an existing member moved to time_us (name borrowed). */
     rl_log_member *added;
     size_t nadded;
+    int lowest_by_name; /* replicate the lowest members' removal by name: the set holds a lock member below
+                           them (score -inf), so their ranks are not 0 .. nlowest - 1 */
     RedisModuleString *removed_inline[RL_LOG_EDIT_INLINE];
     rl_log_member added_inline[RL_LOG_EDIT_INLINE];
 } rl_log_edit;
@@ -89,6 +100,7 @@ static inline void rl_log_edit_init(rl_log_edit *ed, const rl_log_member *lowest
     ed->lowest = lowest;
     ed->nlowest = nlowest;
     ed->nremoved = ed->nadded = 0;
+    ed->lowest_by_name = 0;
     int inline_fits = max <= RL_LOG_EDIT_INLINE;
     ed->removed = inline_fits ? ed->removed_inline : RedisModule_Alloc(max * sizeof *ed->removed);
     ed->added = inline_fits ? ed->added_inline : RedisModule_Alloc(max * sizeof *ed->added);

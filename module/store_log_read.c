@@ -58,7 +58,14 @@ typedef struct log_reader {
                                     window_members + window_extra */
     int64_t expired, expired_extra; /* members that left the window, and their total (weight - 1) */
     int expired_uncounted;       /* the walk over them stopped at EXPIRED_WALK_MAX */
+    int has_lock;                /* the set holds the key's lock member (the lowest: score -inf), not a unit */
+    rl_lock_rec lock;
 } log_reader;
+
+/* The lock member (score -inf, store_log_name.c), which every walk steps over: it is no attempt. */
+static int is_lock(RedisModuleString *name, double score) {
+    return score == RL_LOG_NEG_INF && rl_log_lock_parse(name, score, NULL);
+}
 
 static void hold(log_reader *r, const rl_log_member *m) {
     r->held[r->held_count++] = *m;
@@ -72,6 +79,7 @@ static int visit_top(void *arg, RedisModuleString *name, double score, int *take
     log_reader *r = arg;
     rl_log_member m;
     rl_log_parse(name, score, &m);
+    if (!m.ours && is_lock(name, score)) return 1;
     if (r->held_count < HELD_MAX) hold(r, &m);
     r->walked++;
     if (!m.ours) return 1;
@@ -90,14 +98,20 @@ static int visit_hold(void *arg, RedisModuleString *name, double score, int *tak
     log_reader *r = arg;
     rl_log_member m;
     rl_log_parse(name, score, &m);
+    if (!m.ours && is_lock(name, score)) return 1;
     hold(r, &m);
     return r->held_count < HELD_MAX;
 }
 
 /* Count the members that left the window, and their (weight - 1), from the bottom. */
 static int visit_expired(void *arg, RedisModuleString *name, double score, int *take) {
-    (void)take;
     log_reader *r = arg;
+    if (score == RL_LOG_NEG_INF && !r->has_lock && rl_log_lock_parse(name, score, &r->lock)) {
+        r->has_lock = 1; /* the lowest member: met first */
+        *take = 1;
+        r->p->u.log.lock_name = name;
+        return 1;
+    }
     if (r->expired == EXPIRED_WALK_MAX) {
         r->expired_uncounted = 1;
         return 0;
@@ -134,7 +148,7 @@ static void count_window(log_reader *r) {
     RedisModuleKey *key = r->p->key;
     rl_log_walk(key, r->ctx, 0, RL_LOG_NEG_INF, (double)r->edge_us, 0, visit_expired, r);
     if (!r->expired_uncounted) {
-        r->window_members = r->members - r->expired;
+        r->window_members = r->members - r->expired - r->has_lock;
         int64_t all = rl_log_extra_all(&r->newest_ours);
         r->window_extra = r->expired_extra <= all ? all - r->expired_extra : 0;
         return;
@@ -244,16 +258,50 @@ static int64_t log_nth(void *arg, int64_t i) {
     return m.time_us;
 }
 
-const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
-    (void)err;
-    int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
-    p->u.log.newest.name = NULL; /* release frees it: set before any return */
-    p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
+/* A key's lock around the decision (algorithms/lockout.h): a lock that holds denies and nothing is written
+ * (the attempt is not logged); else LOCKOUT may start one after a denial, or a record that says nothing any
+ * more goes. The key lives until the later of the log's and the record's ends. */
+static void prepare_lock(rl_pending *p, const log_reader *r, int64_t own_reset_us, int64_t own_reset_ms) {
     rl_log_pending *log = &p->u.log;
+    int64_t now_us = p->req->now_us;
+    log->lock_before = r->lock.lock;
+    log->state_expire_before = r->lock.state_expire_ms;
+    if (r->has_lock && rl_lock_holds(&r->lock.lock, now_us)) {
+        rl_lock_deny(&r->lock.lock, now_us, &p->reply);
+        p->locked = 1;
+        p->changes = 0;
+        return;
+    }
+    log->state_expire_after = own_reset_ms == 0 ? 0 : rl_clock_expire_at_ms(now_us, own_reset_us);
+    rl_lock lock = r->has_lock ? r->lock.lock : (rl_lock){0, 0, 0};
+    p->lock_starts = rl_lock_after(p->req, &lock, &p->reply);
+    p->lock = lock;
+    log->lock_after = lock;
+    log->lock_alive = rl_lock_alive(&lock, now_us);
+    log->lock_changes = r->has_lock != log->lock_alive ||
+                        (log->lock_alive && (memcmp(&lock, &r->lock.lock, sizeof lock) != 0 ||
+                                             log->state_expire_after != r->lock.state_expire_ms));
+    if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(now_us, p->reply.reset_after_us);
+    p->changes |= log->lock_changes || log->lock_alone ||
+                  (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
+}
+
+const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
+    if (rl_lockout_validate(p->req, err) != 0) return err; /* (BACKOFF ... without LOCKOUT too) */
+    int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
+    rl_log_pending *log = &p->u.log;
+    log->newest.name = NULL; /* release frees them: set before any return */
+    log->lock_name = NULL;
+    log->lock_alone = log->lock_alive = log->lock_changes = 0;
+    p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     int type = RedisModule_KeyType(p->key);
+    log_reader r = {.ctx = ctx, .p = p, .now_us = p->req->now_us};
+    if (type == REDISMODULE_KEYTYPE_MODULE && rl_lock_only_read(p->key, &r.lock.lock)) {
+        r.has_lock = log->lock_alone = 1; /* a lock alone (lock.c): a new log, locked */
+        type = REDISMODULE_KEYTYPE_EMPTY;
+    }
     if (type != REDISMODULE_KEYTYPE_EMPTY && type != REDISMODULE_KEYTYPE_ZSET) return REDISMODULE_ERRORMSG_WRONGTYPE;
 
-    log_reader r = {.ctx = ctx, .p = p, .now_us = p->req->now_us};
     r.edge_us = r.now_us - p->req->params[1] * 1000;
     rl_slog_view view = {0, INT64_MIN, log_nth, &r};
     int64_t units = 0;
@@ -261,18 +309,32 @@ const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_L
         r.members = (long long)RedisModule_ValueLength(p->key);
         rl_log_walk(p->key, ctx, 1, RL_LOG_NEG_INF, RL_LOG_POS_INF, 0, visit_top, &r);
         count_window(&r);
+        r.members -= r.has_lock; /* the lock member is no attempt */
         view.newest_us = r.held_count > 0 ? r.held[0].time_us : INT64_MIN;
         view.in_window = r.window_members + r.window_extra;
         units = r.members + rl_log_extra_all(&r.newest_ours);
     }
     log->members = r.members;
+    if (r.has_lock && rl_lock_holds(&r.lock.lock, r.now_us)) { /* logs nothing: asked for its retry and reset */
+        rl_request asked = *p->req, look = rl_lock_look(p->req);
+        asked.flags |= RL_F_NOLOG;
+        rl_reply as_is;
+        rl_slog_decide_view(&asked, &view, &log->plan, &p->reply);
+        rl_slog_decide_view(&look, &view, &log->plan, &as_is);
+        p->reply.reset_after_us = as_is.reset_after_us;
+        p->reply.reset_after_ms = as_is.reset_after_ms;
+        prepare_lock(p, &r, 0, 0);
+        return NULL;
+    }
     rl_slog_decide_view(p->req, &view, &log->plan, &p->reply);
     /* A call that logs nothing, trims nothing, moves no member from the future to now and leaves the expiry
      * where it was changes nothing (a peek, a denied call that logs nothing). */
     int future = r.held_count > 0 && r.held[0].time_us > r.now_us;
     if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
-    p->creates = log->members == 0 && log->plan.add > 0;
+    p->creates = log->members == 0 && log->plan.add > 0 && !r.has_lock;
     p->changes = units > log->plan.keep || log->plan.add > 0 || future ||
                  (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
+    if (r.has_lock || (p->req->flags & RL_F_LOCKOUT))
+        prepare_lock(p, &r, p->reply.reset_after_us, p->reply.reset_after_ms);
     return NULL;
 }

@@ -144,6 +144,7 @@ typedef struct drop_walk {
 static int visit_drop(void *arg, RedisModuleString *name, double score, int *take) {
     drop_walk *d = arg;
     if (d->members_to_look_at == 0) return 0;
+    if (score == RL_LOG_NEG_INF && rl_log_lock_parse(name, score, NULL)) return 1; /* the lock stays */
     d->members_to_look_at--;
     rl_log_member m;
     rl_log_parse(name, score, &m);
@@ -166,7 +167,7 @@ static int visit_drop(void *arg, RedisModuleString *name, double score, int *tak
 }
 
 static int visit_take(void *arg, RedisModuleString *name, double score, int *take) {
-    (void)score;
+    if (score == RL_LOG_NEG_INF && rl_log_lock_parse(name, score, NULL)) return 1; /* the lock stays */
     *take = 1;
     member_list_push(arg)->name = name;
     return 1;
@@ -256,6 +257,10 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
  * that left the window, and those beyond the cap. */
 void rl_log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     rl_log_pending *log = &p->u.log;
+    if (log->lock_alone) { /* a lock alone (lock.c) gives way to the set, the lock its member */
+        RedisModule_DeleteKey(p->key);
+        if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
+    }
     log_writer w = {.now_us = log->plan.at_us, .refund_left = log->plan.drop};
     if (log->newest.name && w.refund_left == 0)
         visit_read_newest(ctx, &w, &log->newest);
@@ -270,6 +275,10 @@ void rl_log_commit(RedisModuleCtx *ctx, rl_pending *p) {
         write_collapsed(ctx, p, w.now_us, log->plan.keep + log->plan.add);
     else
         write_kept(ctx, p, &w);
+    if (log->lock_changes || (log->lock_alone && log->lock_alive)) {
+        rl_lock_rec rec = {log->lock_after, log->state_expire_after};
+        rl_log_lock_write(ctx, p->key, p->keyname, log->lock_alone ? NULL : log->lock_name, &rec, log->lock_alive);
+    }
     if (p->reply.reset_after_ms > 0) {
         RedisModule_SetAbsExpire(p->key, log->expire_at_ms);
         if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "PEXPIREAT", "sl", p->keyname, (long long)log->expire_at_ms);

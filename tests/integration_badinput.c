@@ -33,6 +33,7 @@
 
 #define T0 1700000000000LL
 #define MAX_COUNT 1000000000000LL
+#define MAX_ARGS 24 /* the most arguments after the key a limiter command takes (every option once, with LOCKOUT's four) */
 #define MAX_SLOG 100000LL
 #define MAX_LEASE 10000LL                                 /* a concurrency limit's largest limit and COST */
 #define MAX_LEASE_END_US ((1LL << 46) * 1000 + MAX_COUNT * 1000) /* the latest end a lease may have */
@@ -382,14 +383,15 @@ static void test_arity(int ci) {
         for (int k = 0; k < n && t; k++, t = strtok_r(NULL, " ", &save)) a_str(&a, t);
         expect_error(&a, arity); /* too few numbers */
     }
-    /* At most 16 arguments after the key: 17 is an arity error, 16 parses (and finds DRYRUN repeated). */
+    /* At most MAX_ARGS arguments after the key: one more is an arity error, MAX_ARGS parse (and find DRYRUN
+     * repeated). */
     a_begin(&a, ci, 0);
     a_words(&a, d->valid);
-    while (a.argc < 2 + 17) a_str(&a, "DRYRUN");
+    while (a.argc < 2 + MAX_ARGS + 1) a_str(&a, "DRYRUN");
     expect_error(&a, arity);
     a_begin(&a, ci, 1);
     a_words(&a, d->valid);
-    while (a.argc < 2 + 16) a_str(&a, "DRYRUN");
+    while (a.argc < 2 + MAX_ARGS) a_str(&a, "DRYRUN");
     expect_error(&a, "ERR DRYRUN: given more than once");
     a_begin(&a, ci, 2);
     a_words(&a, d->valid);
@@ -999,7 +1001,7 @@ static void test_setstate(void) {
     setstate_case("bi:tok", a2, 4, "ERR PXAT: expected PXAT unix_ms after w1");
 
     /* The compact form the primary replicates: one 25-byte state (kind letter, w0, w1, expiry; LE). */
-    const char *blob_len = "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])";
+    const char *blob_len = "ERR state: must be 9 + 8n bytes, n from 1 to 68 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])";
     setstate_case("bi:tok", a1, 1, blob_len);
     static const bin bad_blobs[] = {B(""), B("T"), B("T0000000000000000000000000000"), B("\r\n")};
     for (size_t i = 0; i < sizeof bad_blobs / sizeof bad_blobs[0]; i++) setstate_case("bi:tok", &bad_blobs[i], 1, blob_len);
@@ -1637,7 +1639,7 @@ static void predict_limiter(const cmddef *d, int ci, const argv_t *a, const char
     p->cost = 1;
     p->dry = d == &acquire_ro;
     int nargs = a->argc - 2;
-    if (a->argc < 2 + d->nparams || nargs > 16) {
+    if (a->argc < 2 + d->nparams || nargs > MAX_ARGS) {
         p->kind = P_ERR;
         snprintf(p->error, sizeof p->error, "ERR wrong number of arguments for '%s' command", d->lname);
         return;
@@ -1744,10 +1746,10 @@ static void predict_setstate(const argv_t *a, const char *keytype, prediction *p
         const unsigned char *b = (const unsigned char *)a->v[2];
         size_t len = a->l[2];
         long long expiry = 0;
-        int well_formed = len >= 17 && len <= 521 && (len - 9) % 8 == 0;
+        int well_formed = len >= 17 && len <= 9 + 8 * 68 && (len - 9) % 8 == 0;
         for (int i = 7; well_formed && i >= 0; i--) expiry = (long long)(((unsigned long long)expiry << 8) | b[len - 8 + i]);
         if (!well_formed) {
-            snprintf(p->error, sizeof p->error, "ERR state: must be 9 + 8n bytes, n from 1 to 64 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])");
+            snprintf(p->error, sizeof p->error, "ERR state: must be 9 + 8n bytes, n from 1 to 68 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])");
         } else if (b[0] != 'T' && b[0] != 'L' && b[0] != 'W' && b[0] != 'G' && b[0] != 'Q') {
             snprintf(p->error, sizeof p->error, "ERR state: unknown kind");
         } else if (expiry < 1) {

@@ -316,8 +316,8 @@ static void test_acl_category(void) {
     redisReply *x = cmd(c, "ACL CAT ratelimit");
     /* The limiters above, RL.SMOOTH (which never denies without MAXWAIT, so it is not among them) and RL.ACQUIRE,
      * each with its _RO form, + RL.ALL and RL.ALL_RO, RL.RESET, RL.SETSTATE, CL.THROTTLE, RL.RELEASE, RL.RENEW,
-     * RL.LEASES */
-    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * (NLIMITERS + 2) + 8) == has_category);
+     * RL.LEASES, RL.BLOCK, RL.UNBLOCK, RL.LOCKINFO */
+    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * (NLIMITERS + 2) + 11) == has_category);
     freeReplyObject(x);
     if (!has_category) {
         CHECK(!cmd_status_is(c, "OK", "ACL SETUSER app on >pw ~rl:* +@ratelimit"));
@@ -342,6 +342,16 @@ static void test_acl_category(void) {
     all = cmd(reader, "RL.ALL 1 rl:acl0 LIMIT TOKEN 2 1 60000");
     CHECK(all->type == REDIS_REPLY_ERROR && strncmp(all->str, "NOPERM", 6) == 0);
     freeReplyObject(all);
+    /* The lock commands: RL.LOCKINFO reads (@read), RL.BLOCK and RL.UNBLOCK write. */
+    CHECK(cmd_status_is(app, "OK", "RL.BLOCK rl:acl0 60000"));
+    redisReply *info = cmd(reader, "RL.LOCKINFO rl:acl0");
+    CHECK(info->type == REDIS_REPLY_ARRAY && info->elements == 2 && info->element[0]->integer > 0 &&
+          info->element[0]->integer <= 60000);
+    freeReplyObject(info);
+    info = cmd(reader, "RL.UNBLOCK rl:acl0");
+    CHECK(info->type == REDIS_REPLY_ERROR && strncmp(info->str, "NOPERM", 6) == 0);
+    freeReplyObject(info);
+    CHECK_EQ(cmd_int(app, "RL.UNBLOCK rl:acl0"), 1);
     redisReply *get = cmd(app, "GET rl:acl0");
     CHECK(get->type == REDIS_REPLY_ERROR && strncmp(get->str, "NOPERM", 6) == 0); /* nothing but @ratelimit */
     freeReplyObject(get);
@@ -366,6 +376,8 @@ static void test_command_info(void) {
         {"RL.SMOOTH", -3, "write denyoom fast"},    {"RL.SMOOTH_RO", -3, "readonly fast"},
         {"RL.ALL", -6, "write denyoom movablekeys"}, {"RL.ALL_RO", -6, "readonly movablekeys"},
         {"RL.SETSTATE", -3, "write denyoom fast"},
+        {"RL.BLOCK", 3, "write denyoom fast"},      {"RL.UNBLOCK", 2, "write fast"},
+        {"RL.LOCKINFO", 2, "readonly fast"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         CHECK(command_info_is(c, rows[i].name, rows[i].arity, rows[i].flags));
@@ -534,7 +546,8 @@ static void test_command_docs(void) {
         {"RL.RELEASE", "1.3.0"},    {"RL.RENEW", "1.3.0"},         {"RL.LEASES", "1.3.0"},
         {"RL.QUOTA", "1.4.0"},      {"RL.QUOTA_RO", "1.4.0"},
         {"RL.ALL", "1.1.0"},        {"RL.ALL_RO", "1.2.0"},        {"RL.RESET", "1.1.0"},
-        {"CL.THROTTLE", "1.1.0"},
+        {"CL.THROTTLE", "1.1.0"},   {"RL.BLOCK", "1.4.0"},         {"RL.UNBLOCK", "1.4.0"},
+        {"RL.LOCKINFO", "1.4.0"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char want[1024], lower[32];
@@ -732,7 +745,7 @@ static void test_reference_lists(void) {
     int documented = 0;
     for (const char *p = listed; (p = strstr(p, " ratelimit_")) != NULL; p++) documented++;
     if (!CHECK(fields == documented)) fprintf(stderr, "     INFO: %d fields, docs/commands.md:%s\n", fields, listed);
-    CHECK(fields == 2 + 17 * 6 + 3 + 2 * 4); /* the module's, 17 commands of six counters, RL.RESET's, and
+    CHECK(fields == 2 + 17 * 7 + 3 + 2 * 4); /* the module's, 17 commands of seven counters, RL.RESET's, and
                                                 RL.RELEASE's and RL.RENEW's four */
 
     const char *at = strstr(reference, "module data type per algorithm");
@@ -743,7 +756,8 @@ static void test_reference_lists(void) {
         const char *key, *line;
     } keys[] = {{"dt:t", "RL.TOKEN dt:t 5 1 1000"}, {"dt:l", "RL.LEAKY dt:l 5 1 1000"}, {"dt:w", "RL.WINDOW dt:w 5 1000"},
                 {"dt:s", "RL.SMOOTH dt:s 5"},       {"dt:g", "RL.SLIDINGLOG dt:g 5 1000"},
-                {"dt:c", "RL.ACQUIRE dt:c 5 1000"}, {"dt:q", "RL.QUOTA dt:q 5 MONTH"}};
+                {"dt:c", "RL.ACQUIRE dt:c 5 1000"}, {"dt:q", "RL.QUOTA dt:q 5 MONTH"},
+                {"dt:k", "RL.BLOCK dt:k 1000"}};
     int module_types = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         freeReplyObject(cmdline(c, "%s", keys[i].line));
@@ -756,9 +770,9 @@ static void test_reference_lists(void) {
         }
         freeReplyObject(t);
     }
-    CHECK_EQ(module_types, 6);
+    CHECK_EQ(module_types, 7); /* the six limiters' and rl-locked (a lock alone) */
     CHECK_EQ(ntypes, module_types);
-    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c dt:q"));
+    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c dt:q dt:k"));
 }
 
 int main(void) {

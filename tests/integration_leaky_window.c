@@ -448,7 +448,7 @@ static void test_bad_input(void) {
         {"", LEAKY_ARITY},
         {"10", LEAKY_ARITY},
         {"10 1", LEAKY_ARITY},
-        {"10 1 1000 DRYRUN a b c d e f g h i j k l m", LEAKY_ARITY}, /* more than any valid call */
+        {"10 1 1000 DRYRUN a b c d e f g h i j k l m n o p q r s t u", LEAKY_ARITY}, /* more than any valid call */
         {"x 1 1000", RANGE("capacity")},
         {"0 1 1000", RANGE("capacity")},
         {"-5 1 1000", RANGE("capacity")},
@@ -493,7 +493,7 @@ static void test_bad_input(void) {
     static const bad_case window[] = {
         {"", WINDOW_ARITY},
         {"10", WINDOW_ARITY},
-        {"10 1000 DRYRUN a b c d e f g h i j k l m n", WINDOW_ARITY},
+        {"10 1000 DRYRUN a b c d e f g h i j k l m n o p q r s t u v", WINDOW_ARITY},
         {"x 1000", RANGE("limit")},
         {"0 1000", RANGE("limit")},
         {"-1 1000", RANGE("limit")},

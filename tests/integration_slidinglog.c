@@ -797,7 +797,7 @@ static void test_bad_input(void) {
         {"", "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"3", "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"3 1000 DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN "
-         "DRYRUN",
+         "DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN DRYRUN", /* 25 after the key: more than any call */
          "ERR wrong number of arguments for 'rl.slidinglog' command"},
         {"x 1000", "ERR limit: must be an integer between 1 and 100000"},
         {"0 1000", "ERR limit: must be an integer between 1 and 100000"},

@@ -198,6 +198,14 @@ static int ref_parse(const rl_syntax *syn, int nargs, const char *const *args, c
             r.params[2] = v;
         else if (strcmp(o->name, "OFFSET") == 0) /* RL.QUOTA's minutes (quota.h) */
             r.params[2] = v;
+        else if (strcmp(o->name, "LOCKOUT") == 0) /* the lockout's four (algorithms/lockout.h) */
+            r.lockout_ms = v;
+        else if (strcmp(o->name, "BACKOFF") == 0)
+            r.lock_backoff = v;
+        else if (strcmp(o->name, "MAXLOCK") == 0)
+            r.lock_max_ms = v;
+        else if (strcmp(o->name, "FORGIVE") == 0)
+            r.lock_forgive_ms = v;
         else
             REQUIRE(0, "the reference parser does not know option %s: teach it", o->name);
     }
@@ -295,7 +303,11 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
     /* A named field holds a value only when its option was given. */
     static const struct { int slot; const char *name; } named[] = {{RL_SLOT(maxwait_ms), "maxwait_ms"},
                                                                    {RL_SLOT(wait_timeout_ms), "wait_timeout_ms"},
-                                                                   {RL_SLOT(id_arg), "id_arg"}};
+                                                                   {RL_SLOT(id_arg), "id_arg"},
+                                                                   {RL_SLOT(lockout_ms), "lockout_ms"},
+                                                                   {RL_SLOT(lock_backoff), "lock_backoff"},
+                                                                   {RL_SLOT(lock_max_ms), "lock_max_ms"},
+                                                                   {RL_SLOT(lock_forgive_ms), "lock_forgive_ms"}};
     for (size_t f = 0; f < sizeof named / sizeof named[0]; f++) {
         int given = 0;
         for (int i = 0; i < syn->noptions; i++)
@@ -416,12 +428,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         REQUIRE(req.params[0] == ref.params[0] && req.params[1] == ref.params[1] && req.params[2] == ref.params[2] &&
                     req.maxwait_ms == ref.maxwait_ms && req.wait_timeout_ms == ref.wait_timeout_ms &&
                     req.cost == ref.cost && req.mingap_ms == ref.mingap_ms && req.flags == ref.flags &&
-                    req.now_us == ref.now_us && (!(req.flags & RL_F_ID) || req.id_arg == ref.id_arg),
-                "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x, "
-                "expected %lld %lld %lld cost %lld mingap %lld flags 0x%x",
+                    req.now_us == ref.now_us && (!(req.flags & RL_F_ID) || req.id_arg == ref.id_arg) &&
+                    req.lockout_ms == ref.lockout_ms && req.lock_backoff == ref.lock_backoff &&
+                    req.lock_max_ms == ref.lock_max_ms && req.lock_forgive_ms == ref.lock_forgive_ms,
+                "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x "
+                "lockout %lld %lld %lld %lld, expected %lld %lld %lld cost %lld mingap %lld flags 0x%x "
+                "lockout %lld %lld %lld %lld",
                 (long long)req.params[0], (long long)req.params[1], (long long)req.params[2], (long long)req.cost,
-                (long long)req.mingap_ms, req.flags, (long long)ref.params[0], (long long)ref.params[1],
-                (long long)ref.params[2], (long long)ref.cost, (long long)ref.mingap_ms, ref.flags);
+                (long long)req.mingap_ms, req.flags, (long long)req.lockout_ms, (long long)req.lock_backoff,
+                (long long)req.lock_max_ms, (long long)req.lock_forgive_ms, (long long)ref.params[0],
+                (long long)ref.params[1], (long long)ref.params[2], (long long)ref.cost, (long long)ref.mingap_ms,
+                ref.flags, (long long)ref.lockout_ms, (long long)ref.lock_backoff, (long long)ref.lock_max_ms,
+                (long long)ref.lock_forgive_ms);
     }
 
     for (int i = 0; i < nargs; i++) free(args[i]);
