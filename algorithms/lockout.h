@@ -24,6 +24,8 @@
 #define RL_F_MAXLOCK RL_F_MODULE(5)
 #define RL_F_FORGIVE RL_F_MODULE(6)
 #define RL_LOCK_MAX_BACKOFF 16
+/* Any of the four: a request without them has nothing for rl_lockout_validate to check. */
+#define RL_LOCK_FLAGS (RL_F_LOCKOUT | RL_F_BACKOFF | RL_F_MAXLOCK | RL_F_FORGIVE)
 
 typedef struct rl_lock {
     int64_t until_us;   /* the lock holds while now < until_us */

@@ -97,7 +97,8 @@ typedef struct rl_request {
     int64_t maxwait_ms;      /* RL.SMOOTH MAXWAIT (smooth.h), with RL_F_MAXWAIT */
     int64_t wait_timeout_ms; /* WAIT timeout_ms (module/wait.c), with RL_F_WAIT */
     int64_t id_arg;          /* ID lease_id (RL.ACQUIRE): the index of its value among the clause's arguments */
-    /* LOCKOUT ms [BACKOFF factor] [MAXLOCK ms] [FORGIVE ms] (lockout.h), with their flags */
+    /* LOCKOUT ms [BACKOFF factor] [MAXLOCK ms] [FORGIVE ms] (lockout.h): each meaningful only with its flag (the
+     * parser leaves them as they were otherwise), and last, so that the fields before them are zeroed at once */
     int64_t lockout_ms, lock_backoff, lock_max_ms, lock_forgive_ms;
 } rl_request;
 

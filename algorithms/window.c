@@ -234,7 +234,7 @@ static void fixed_decide(const rl_request *req, window_view *v, int64_t cost, in
     int64_t window_end_ms = v->start_ms + window_ms;
 
     reply->allowed = refund || force || v->curr + cost <= limit;
-    if (reply->allowed && !refund) v->curr = counted(v->curr, cost);
+    if (reply->allowed && !refund) v->curr = force ? counted(v->curr, cost) : v->curr + cost; /* (fits: <= limit) */
     reply->remaining = fixed_available(v, limit);
 
     /* The count only falls, to 0, when the window ends. */
@@ -285,7 +285,7 @@ static void sliding_decide(const rl_request *req, window_view *v, int64_t cost, 
 
     int force = (req->flags & RL_F_FORCE) != 0;
     reply->allowed = refund || force || (cost <= limit && sliding_weight(v, window_ms, cost) <= budget);
-    if (reply->allowed && !refund) v->curr = counted(v->curr, cost);
+    if (reply->allowed && !refund) v->curr = force ? counted(v->curr, cost) : v->curr + cost; /* (fits: <= limit) */
     reply->remaining = sliding_available(v, limit, window_ms);
 
     rl_i128 retry_us = -1;

@@ -11,8 +11,9 @@ int rl_can_block(RedisModuleCtx *ctx);
 int rl_answer_hold(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
 /* What a decided call adds to its counters. */
 static inline void rl_answer_count(rl_counters *stats, const rl_outcome *o) {
+    /* (locked: read only for a decided call, whose outcome sets it; only a denial has it) */
     rl_tally t = {o->error ? RL_TALLY_ERROR : RL_TALLY_DECIDED, (int)o->allowed, o->units, o->keys_created, 0,
-                  !o->error && !o->allowed && o->locked};
+                  o->locked};
     rl_stats_count(stats, &t);
 }
 /* Count a decided call, then reply now, or with BLOCK hold the admitted reply (the one BLOCK dispatch).

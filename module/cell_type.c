@@ -74,13 +74,18 @@ static unsigned heap_words(const rl_limiter *lim, const uint64_t *words) {
     return lim->alg->words(&head);
 }
 
+/* A value's words: an allocation of them, or one with a lock record first (the tag tells). Not inline. */
+static const uint64_t *heap_words_of(const void *value) {
+    return ((uintptr_t)value & 3) == 0 ? value : locked_words(value) + LOCK_WORDS;
+}
+
 unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell) {
     if (value_is_inline(value)) {
         cell->w[0] = inline_word(value);
         cell->w[1] = 0;
         return 2;
     }
-    const uint64_t *words = value_is_locked(value) ? locked_words(value) + LOCK_WORDS : value;
+    const uint64_t *words = heap_words_of(value);
     unsigned n = heap_words(lim, words);
     if (n == 2) { /* the usual size, without a call to memcpy */
         cell->w[0] = words[0];
@@ -93,8 +98,7 @@ unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell) 
 
 int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell, unsigned n) {
     if (value_is_inline(value)) return n == 2 && cell->w[0] == inline_word(value) && cell->w[1] == 0;
-    const uint64_t *words = value_is_locked(value) ? locked_words(value) + LOCK_WORDS : value;
-    return stored_words == n && memcmp(words, cell->w, n * sizeof cell->w[0]) == 0;
+    return stored_words == n && memcmp(heap_words_of(value), cell->w, n * sizeof cell->w[0]) == 0;
 }
 
 int rl_value_lock(const void *value, rl_lock_rec *rec) {
@@ -114,14 +118,17 @@ static void rec_write(uint64_t *w, const rl_lock_rec *rec) {
     w[3] = (uint64_t)rec->state_expire_ms;
 }
 
+/* A new value holding rec, then cell's n words. */
+static void *value_new_locked(const rl_cell *cell, unsigned n, const rl_lock_rec *rec) {
+    uint64_t *w = RedisModule_Alloc((LOCK_WORDS + n) * sizeof *w);
+    rec_write(w, rec);
+    memcpy(w + LOCK_WORDS, cell->w, n * sizeof *w);
+    return (void *)((uintptr_t)w | LOCK_TAG);
+}
+
 /* A new value holding cell's n words, and rec when not NULL. */
 static void *value_new(const rl_cell *cell, unsigned n, const rl_lock_rec *rec) {
-    if (rec) {
-        uint64_t *w = RedisModule_Alloc((LOCK_WORDS + n) * sizeof *w);
-        rec_write(w, rec);
-        memcpy(w + LOCK_WORDS, cell->w, n * sizeof *w);
-        return (void *)((uintptr_t)w | LOCK_TAG);
-    }
+    if (rec) return value_new_locked(cell, n, rec);
     if (fits_inline(cell, n)) return inline_value(cell);
     uint64_t *value = RedisModule_Alloc(n * sizeof *value);
     memcpy(value, cell->w, n * sizeof *value);
@@ -133,25 +140,36 @@ static void value_free(void *value) {
     else if (!value_is_inline(value)) RedisModule_Free(value);
 }
 
-void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
-                 unsigned n, const rl_lock_rec *rec) {
+void rl_cell_put_locked(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words,
+                        const rl_cell *cell, unsigned n, const rl_lock_rec *rec) {
     if (!stored) {
-        RedisModule_ModuleTypeSetValue(key, lim->type, value_new(cell, n, rec));
+        RedisModule_ModuleTypeSetValue(key, lim->type, value_new_locked(cell, n, rec));
         return;
     }
-    if (!rec && !value_is_inline(stored) && !value_is_locked(stored) && stored_words == n && !fits_inline(cell, n)) {
-        memcpy(stored, cell->w, n * sizeof cell->w[0]); /* in place */
-        return;
-    }
-    if (rec && value_is_locked(stored) && stored_words == n) {
+    if (value_is_locked(stored) && stored_words == n) {
         uint64_t *w = locked_words(stored);
         rec_write(w, rec);
         memcpy(w + LOCK_WORDS, cell->w, n * sizeof *w);
         return;
     }
-    /* Inline, or another encoding or size: swap the value (the key keeps its expiry), free the old one. */
     void *old = NULL;
-    RedisModule_ModuleTypeReplaceValue(key, lim->type, value_new(cell, n, rec), &old);
+    RedisModule_ModuleTypeReplaceValue(key, lim->type, value_new_locked(cell, n, rec), &old);
+    value_free(old);
+}
+
+void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
+                 unsigned n) {
+    if (!stored) {
+        RedisModule_ModuleTypeSetValue(key, lim->type, value_new(cell, n, NULL));
+        return;
+    }
+    if (((uintptr_t)stored & 3) == 0 && stored_words == n && !fits_inline(cell, n)) { /* neither inline nor locked */
+        memcpy(stored, cell->w, n * sizeof cell->w[0]); /* in place */
+        return;
+    }
+    /* Inline, locked, or another size: swap the value (the key keeps its expiry), free the old one. */
+    void *old = NULL;
+    RedisModule_ModuleTypeReplaceValue(key, lim->type, value_new(cell, n, NULL), &old);
     value_free(old);
 }
 

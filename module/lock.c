@@ -308,9 +308,11 @@ static void lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *k
     rl_cell cell;
     unsigned n = rl_value_read(lim, t->stored, &cell);
     rl_lock_rec rec = {*l, state_expire_ms};
-    rl_cell_put(t->key, lim, t->stored, n, &cell, n, alive ? &rec : NULL);
+    if (alive) rl_cell_put_locked(t->key, lim, t->stored, n, &cell, n, &rec);
+    else rl_cell_put(t->key, lim, t->stored, n, &cell, n);
     RedisModule_SetAbsExpire(t->key, expire);
-    rl_replicate_cell(ctx, keyname, lim, &cell, n, alive ? &rec : NULL, expire);
+    if (alive) rl_replicate_cell_locked(ctx, keyname, lim, &cell, n, &rec, expire);
+    else rl_replicate_cell(ctx, keyname, lim, &cell, n, expire);
 }
 
 static void touched(RedisModuleCtx *ctx, RedisModuleString *keyname, const char *event) {

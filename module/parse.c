@@ -137,6 +137,16 @@ int rl_choice_error(char err[RL_ERR_LEN], const rl_param_spec *p) {
     return -1;
 }
 
+/* A positional decimal or choice, out of the loop every call runs (integers are the common case). */
+static __attribute__((noinline)) int parse_other_param(const rl_param_spec *p, const char *s, size_t len,
+                                                       int64_t *out, char *err) {
+    if (p->kind == RL_DECIMAL) return parse_decimal_ranged(s, len, p->name, p->min, p->max, out, err);
+    int index = rl_choice_index(p, s, len);
+    if (index < 0) return rl_choice_error(err, p);
+    *out = index;
+    return 0;
+}
+
 /* The option named s (any case). The first letters are compared before anything else: most names differ
  * there, and this runs for every option of every call. */
 static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, size_t len) {
@@ -145,6 +155,8 @@ static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, si
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
         if (o->name[0] != first || (o->flag & syn->excluded)) continue;
+        /* the second letter too: several names share a first one (FIXED, FORCE, FORGIVE) */
+        if (len > 1 && (char)(s[1] & ~0x20) != o->name[1]) continue;
         if (strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
     }
     return NULL;
@@ -190,24 +202,19 @@ static int parse_option(const rl_syntax *syn, const rl_option_spec *o, int nargs
 
 int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, const size_t *lens, rl_request *req,
                     char err[RL_ERR_LEN]) {
-    *req = (rl_request){.cost = 1};
+    /* Every field up to the lockout's four, which are read only with their flags (algorithms/lockout.c): left
+     * as they are, the zeroing of every call stays what it was before lockouts. */
+    memset(req, 0, offsetof(rl_request, lockout_ms));
+    req->cost = 1;
     if (nargs < syn->nparams) {
         snprintf(err, RL_ERR_LEN, "ERR wrong number of arguments for '%s' command", syn->name);
         return -1;
     }
     for (int i = 0; i < syn->nparams; i++) {
         const rl_param_spec *p = &syn->params[i];
-        if (p->kind == RL_DECIMAL) {
-            if (parse_decimal_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
-            continue;
-        }
-        if (p->kind == RL_CHOICE) {
-            int index = rl_choice_index(p, args[i], lens[i]);
-            if (index < 0) return rl_choice_error(err, p);
-            req->params[i] = index;
-            continue;
-        }
-        if (parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err) != 0) return -1;
+        int bad = p->kind == 0 ? parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err)
+                               : parse_other_param(p, args[i], lens[i], &req->params[i], err);
+        if (bad) return -1;
     }
     int i = syn->nparams;
     for (; i < nargs; i++) {

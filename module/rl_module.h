@@ -103,17 +103,23 @@ extern const rl_steps rl_cell_steps, rl_log_steps, rl_lease_steps;
 int rl_cell_types_register(RedisModuleCtx *ctx);
 unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell);
 int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell, unsigned n);
-/* rl_value_lock copies a value's lock record into rec and returns 1, or returns 0 when it has none. */
+/* rl_value_lock copies a value's lock record into rec and returns 1, or returns 0 when it has none;
+ * rl_value_has_lock says which, in one bit test (cell_type.c: a value with a record is an allocation whose
+ * pointer has bit 1 set and bit 0 clear). */
+static inline int rl_value_has_lock(const void *value) { return ((uintptr_t)value & 3) == 2; }
 int rl_value_lock(const void *value, rl_lock_rec *rec);
 int rl_lock_rec_valid(const rl_lock_rec *rec);
 /* The limiter whose module data type an open key holds (a cell limiter's, or a concurrency limiter's leases,
  * whose type lease_type.c registers): NULL if the key is empty, RL_CELL_OTHER if it holds anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
 const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key);
-/* Store cell's n words, and rec (NULL: no lock record), in an open key: into the existing value (stored, of
- * stored_words words; NULL if none) when it has room, else as a new value of the limiter's type. */
+/* Store cell's n words in an open key: into the existing value (stored, of stored_words words; NULL if none)
+ * when it has room, else as a new value of the limiter's type (a lock record the value had goes); with
+ * rl_cell_put_locked, and the lock record rec. */
 void rl_cell_put(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words, const rl_cell *cell,
-                 unsigned n, const rl_lock_rec *rec);
+                 unsigned n);
+void rl_cell_put_locked(RedisModuleKey *key, const rl_limiter *lim, void *stored, unsigned stored_words,
+                        const rl_cell *cell, unsigned n, const rl_lock_rec *rec);
 
 /* lease_type.c: the data type of a concurrency limiter's key: its leases, sorted by end (algorithms/
  * concurrency.h). rl_lease_apply writes a decision's plan into a value (NULL: a new
@@ -159,10 +165,12 @@ int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* setstate.c: the replicated effect of a cell write, with the key's lock record if rec is not NULL
- * (RL.SETSTATE applies it). */
+/* setstate.c: the replicated effect of a cell write (RL.SETSTATE applies it), and of one with the key's lock
+ * record rec. */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
-                       unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms);
+                       unsigned n, int64_t expire_at_ms);
+void rl_replicate_cell_locked(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim,
+                              const rl_cell *cell, unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms);
 
 /* effects.c: 1 when something may receive replicated effects (AOF, a replication backlog, a replica): the
  * caller then builds and replicates its effect. 0 when nothing can: the caller skips it (this has counted the

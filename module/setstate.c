@@ -31,8 +31,8 @@ static uint64_t get_le64(const unsigned char *p) {
     return v;
 }
 
-void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
-                       unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms) {
+static void replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
+                           unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms) {
     if (!rl_effects_on(ctx)) return;
     unsigned char blob[STATE_BLOB_MAX];
     blob[0] = lim->tag;
@@ -45,6 +45,16 @@ void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl
     }
     put_le64(blob + 1 + 8 * words, (uint64_t)expire_at_ms);
     RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, (size_t)(STATE_BLOB_FIXED + 8 * words));
+}
+
+void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
+                       unsigned n, int64_t expire_at_ms) {
+    replicate_cell(ctx, keyname, lim, cell, n, NULL, expire_at_ms);
+}
+
+void rl_replicate_cell_locked(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim,
+                              const rl_cell *cell, unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms) {
+    replicate_cell(ctx, keyname, lim, cell, n, rec, expire_at_ms);
 }
 
 /* A state to set: its limiter, its cell, its lock record (has_rec), its absolute expiry (-1: none). */
@@ -202,8 +212,9 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     void *stored = current ? RedisModule_ModuleTypeGetValue(key) : NULL;
     rl_cell old;
-    rl_cell_put(key, st.lim, stored, stored ? rl_value_read(st.lim, stored, &old) : 0, &st.cell, st.nwords,
-                st.has_rec ? &st.rec : NULL);
+    unsigned stored_words = stored ? rl_value_read(st.lim, stored, &old) : 0;
+    if (st.has_rec) rl_cell_put_locked(key, st.lim, stored, stored_words, &st.cell, st.nwords, &st.rec);
+    else rl_cell_put(key, st.lim, stored, stored_words, &st.cell, st.nwords);
     if (st.expire_at_ms > 0)
         RedisModule_SetAbsExpire(key, st.expire_at_ms);
     else

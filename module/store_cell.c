@@ -72,20 +72,19 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     const rl_limiter *lim = p->lim;
     if (lim->alg->validate(p->req, err) != 0) return err;
     /* Not only with LOCKOUT: BACKOFF, MAXLOCK or FORGIVE without it is the error to answer. */
-    if (rl_lockout_validate(p->req, err) != 0) return err;
+    if ((p->req->flags & RL_LOCK_FLAGS) && rl_lockout_validate(p->req, err) != 0) return err;
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
-    p->locked = p->lock_starts = 0;
-    p->u.cell.rec_alive = 0;
+    p->u.cell.rec_alive = 0; /* (locked and lock_starts: the caller's, as changes and creates) */
     const rl_limiter *found = rl_cell_limiter_of(p->key);
     rl_lock_rec rec;
     int had_rec = 0, lock_only = 0;
-    if (found == RL_CELL_OTHER && rl_lock_only_read(p->key, &rec.lock)) {
+    if (found != lim && found != NULL) {
+        if (found != RL_CELL_OTHER || !rl_lock_only_read(p->key, &rec.lock)) return REDISMODULE_ERRORMSG_WRONGTYPE;
         found = NULL; /* a lock alone: this limiter's new state, locked */
         rec.state_expire_ms = 0;
         had_rec = lock_only = 1;
     }
-    if (found != NULL && found != lim) return REDISMODULE_ERRORMSG_WRONGTYPE;
 
     void *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
     rl_cell *next = &p->u.cell.next;
@@ -93,7 +92,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     p->u.cell.stored_words = 0;
     if (stored) {
         p->u.cell.stored_words = rl_value_read(lim, stored, next);
-        had_rec = rl_value_lock(stored, &rec);
+        had_rec = rl_value_has_lock(stored) && rl_value_lock(stored, &rec);
     } else {
         next->w[0] = next->w[1] = 0;
     }
@@ -114,20 +113,32 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     return NULL;
 }
 
+/* A commit whose key keeps a lock record: the state with it, or the lock alone when the state is idle. */
+static void commit_locked(RedisModuleCtx *ctx, rl_pending *p) {
+    const rl_lock_rec *rec = &p->u.cell.rec;
+    if (rec->state_expire_ms == 0) {
+        rl_lock_only_put(ctx, p->key, p->keyname, &rec->lock, p->u.cell.expire_at_ms);
+        return;
+    }
+    rl_cell_put_locked(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words,
+                       rec);
+    RedisModule_SetAbsExpire(p->key, p->u.cell.expire_at_ms);
+    rl_replicate_cell_locked(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.words, rec, p->u.cell.expire_at_ms);
+}
+
 static void cell_commit(RedisModuleCtx *ctx, rl_pending *p) {
     if (p->reply.reset_after_ms == 0) {
         RedisModule_DeleteKey(p->key);
         if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
         return;
     }
-    const rl_lock_rec *rec = p->u.cell.rec_alive ? &p->u.cell.rec : NULL;
-    if (rec && rec->state_expire_ms == 0) { /* the state is idle: the lock stays alone */
-        rl_lock_only_put(ctx, p->key, p->keyname, &rec->lock, p->u.cell.expire_at_ms);
+    if (p->u.cell.rec_alive) {
+        commit_locked(ctx, p);
         return;
     }
-    rl_cell_put(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words, rec);
+    rl_cell_put(p->key, p->lim, p->u.cell.stored, p->u.cell.stored_words, &p->u.cell.next, p->u.cell.words);
     RedisModule_SetAbsExpire(p->key, p->u.cell.expire_at_ms);
-    rl_replicate_cell(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.words, rec, p->u.cell.expire_at_ms);
+    rl_replicate_cell(ctx, p->keyname, p->lim, &p->u.cell.next, p->u.cell.words, p->u.cell.expire_at_ms);
 }
 
 static void cell_release(RedisModuleCtx *ctx, rl_pending *p) {

@@ -747,6 +747,45 @@ static int wait_replica_of(int i, int p, long timeout_ms) {
     return 0;
 }
 
+/* Locks (LOCKOUT, RL.BLOCK) on node p's slots before a failover: a window and a sliding log locked by LOCKOUT
+ * (11.6 days, one strike each), and a key locked by hand before any call (a lock alone). */
+static const char *const lock_lines[] = {"RL.WINDOW {%s}:%s:lw 1 1000000000000 FIXED LOCKOUT 1000000000",
+                                         "RL.SLIDINGLOG {%s}:%s:ll 1 3600000 LOCKOUT 1000000000"};
+static const char *const lock_suffixes[] = {"lw", "ll", "lk"};
+
+static void lock_keys(int p, const char *tag, const char *label) {
+    for (int i = 0; i < 2; i++) {
+        char line[160];
+        snprintf(line, sizeof line, lock_lines[i], tag, label);
+        CHECK(rl(admin(p), "%s", line).allowed == 1);
+        rl_result denied = rl(admin(p), "%s", line); /* the second locks */
+        CHECK(denied.allowed == 0 && denied.retry_after_ms >= 1000000000 - 60000);
+    }
+    CHECK(cmd_status_is(admin(p), "OK", "RL.BLOCK {%s}:%s:lk 1000000000", tag, label));
+}
+
+/* After the failover, the new primary (rep) holds every lock, as its replica (ro) does: each call denied, the
+ * strikes kept, the state byte for byte the same on both. */
+static void locks_kept(int rep, redisContext *ro, const char *tag, const char *label) {
+    for (int i = 0; i < 3; i++) {
+        char key[96];
+        snprintf(key, sizeof key, "{%s}:%s:%s", tag, label, lock_suffixes[i]);
+        redisReply *info = redisCommand(admin(rep), "RL.LOCKINFO %s", key);
+        int ok = info && info->type == REDIS_REPLY_ARRAY && info->elements == 2;
+        CHECK(ok && info->element[0]->integer > 1000000000 - 600000);
+        CHECK(ok && info->element[1]->integer == (i < 2 ? 1 : 0));
+        if (info) freeReplyObject(info);
+        CHECK(same_dump(admin(rep), ro, key));
+        if (i < 2) {
+            char line[160];
+            snprintf(line, sizeof line, lock_lines[i], tag, label);
+            CHECK(rl(admin(rep), "%s", line).allowed == 0);
+        } else {
+            CHECK(rl(admin(rep), "RL.TOKEN %s 10 1 1000", key).allowed == 0);
+        }
+    }
+}
+
 static void failover_scenario(fo_kind kind, int p, const char *label) {
     static const char *names[] = {"CLUSTER FAILOVER (graceful)", "kill -9 + CLUSTER FAILOVER FORCE",
                                   "kill -9 + automatic failover"};
@@ -773,6 +812,7 @@ static void failover_scenario(fo_kind kind, int p, const char *label) {
         }
     }
     CHECK_EQ(elsewhere, 0);
+    lock_keys(p, tag, label);
     redisReply *w = redisCommand(client_conn(p), "WAIT 1 5000");
     CHECK(w && w->type == REDIS_REPLY_INTEGER && w->integer == 1);
     if (w) freeReplyObject(w);
@@ -869,6 +909,7 @@ static void failover_scenario(fo_kind kind, int p, const char *label) {
         rl_result r = cluster_rl(-1, limiters[l].fmt, tag, label);
         CHECK(r.ok && r.allowed == 0 && last_node == rep);
     }
+    locks_kept(rep, ro, tag, label);
     redisFree(ro);
     CHECK(wait_cluster_ready(1, 20000));
 }

@@ -300,14 +300,14 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
                 if (RL_SLOT_OFFSET(syn->options[i].slot) == RL_SLOT(params[j])) filled |= 1u << j;
     for (int i = syn->nparams; i < RL_MAX_PARAMS; i++)
         if (!(filled & (1u << i))) REQUIRE(req->params[i] == 0, "unused param %d = %lld", i, (long long)req->params[i]);
-    /* A named field holds a value only when its option was given. */
-    static const struct { int slot; const char *name; } named[] = {{RL_SLOT(maxwait_ms), "maxwait_ms"},
-                                                                   {RL_SLOT(wait_timeout_ms), "wait_timeout_ms"},
-                                                                   {RL_SLOT(id_arg), "id_arg"},
-                                                                   {RL_SLOT(lockout_ms), "lockout_ms"},
-                                                                   {RL_SLOT(lock_backoff), "lock_backoff"},
-                                                                   {RL_SLOT(lock_max_ms), "lock_max_ms"},
-                                                                   {RL_SLOT(lock_forgive_ms), "lock_forgive_ms"}};
+    /* A named field holds a value only when its option was given: 0 otherwise, but the lockout's four, which the
+     * parser leaves as they were (the caller filled them with 0x5a bytes), as they are read only with their
+     * flags. */
+    static const struct { int slot; const char *name; int untouched; } named[] = {
+        {RL_SLOT(maxwait_ms), "maxwait_ms", 0},    {RL_SLOT(wait_timeout_ms), "wait_timeout_ms", 0},
+        {RL_SLOT(id_arg), "id_arg", 0},            {RL_SLOT(lockout_ms), "lockout_ms", 1},
+        {RL_SLOT(lock_backoff), "lock_backoff", 1}, {RL_SLOT(lock_max_ms), "lock_max_ms", 1},
+        {RL_SLOT(lock_forgive_ms), "lock_forgive_ms", 1}};
     for (size_t f = 0; f < sizeof named / sizeof named[0]; f++) {
         int given = 0;
         for (int i = 0; i < syn->noptions; i++)
@@ -315,7 +315,8 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
                      RL_SLOT_OFFSET(syn->options[i].slot) == named[f].slot;
         int64_t v;
         memcpy(&v, (const char *)req + named[f].slot, sizeof v);
-        if (!given) REQUIRE(v == 0, "%s = %lld without its option", named[f].name, (long long)v);
+        int64_t unset = named[f].untouched ? 0x5a5a5a5a5a5a5a5aLL : 0;
+        if (!given) REQUIRE(v == unset, "%s = %lld without its option", named[f].name, (long long)v);
     }
     REQUIRE(req->now_us == 0, "now_us = %lld", (long long)req->now_us);
     if (req->flags & RL_F_ID) /* the place of ID's value: after ID, its length within the option's range */
@@ -430,8 +431,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     req.maxwait_ms == ref.maxwait_ms && req.wait_timeout_ms == ref.wait_timeout_ms &&
                     req.cost == ref.cost && req.mingap_ms == ref.mingap_ms && req.flags == ref.flags &&
                     req.now_us == ref.now_us && (!(req.flags & RL_F_ID) || req.id_arg == ref.id_arg) &&
-                    req.lockout_ms == ref.lockout_ms && req.lock_backoff == ref.lock_backoff &&
-                    req.lock_max_ms == ref.lock_max_ms && req.lock_forgive_ms == ref.lock_forgive_ms,
+                    (!(req.flags & RL_F_LOCKOUT) || req.lockout_ms == ref.lockout_ms) &&
+                    (!(req.flags & RL_F_BACKOFF) || req.lock_backoff == ref.lock_backoff) &&
+                    (!(req.flags & RL_F_MAXLOCK) || req.lock_max_ms == ref.lock_max_ms) &&
+                    (!(req.flags & RL_F_FORGIVE) || req.lock_forgive_ms == ref.lock_forgive_ms),
                 "request differs from the reference: params %lld %lld %lld cost %lld mingap %lld flags 0x%x "
                 "lockout %lld %lld %lld %lld, expected %lld %lld %lld cost %lld mingap %lld flags 0x%x "
                 "lockout %lld %lld %lld %lld",
