@@ -7,7 +7,7 @@
 const { test, before, after, beforeEach } = require('node:test');
 const assert = require('node:assert/strict');
 const { token, leaky, window, slidingLog, quota, lockout, limit, limitAll, block, unblock, lockinfo, commandArgs,
-  allArgs, parseLockinfo } = require('..');
+  allArgs, parseLockinfo, rateLimitHeaders } = require('..');
 const { client, fresh } = require('./support');
 
 let redis;
@@ -65,6 +65,14 @@ test('BACKOFF doubles the next lock, unblock forgives', async () => {
   assert.equal(await unblock(redis, 't'), true);
   assert.deepEqual(await lockinfo(redis, 't'), info(0, 0));
   assert.equal(await unblock(redis, 't'), false);
+});
+
+test('the headers of a locked key: t capped at Retry-After', async () => {
+  const spec = token(1, 1, 1000, { lockout: lockout(10000, { forgiveMs: 60000 }) });
+  await limit(redis, 'h', spec);
+  const res = await limit(redis, 'h', spec);
+  assert.deepEqual(rateLimitHeaders([['login', spec, res]], res.allowed, res.retryAfterMs),
+    { 'RateLimit-Policy': '"login";q=1;w=1', RateLimit: '"login";r=0;t=10', 'Retry-After': '10' });
 });
 
 test('DRYRUN and _RO start no lock; a bad lockout is the server\'s error', async () => {

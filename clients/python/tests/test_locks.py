@@ -9,7 +9,7 @@ import redis
 from support import RedisCase
 
 from redis_ratelimit import (Leaky, LockInfo, Lockout, Quota, Result, SlidingLog, Token, Window, block, limit,
-                             limit_all, lockinfo, unblock)
+                             limit_all, lockinfo, rate_limit_headers, unblock)
 from redis_ratelimit.limits import all_args, command_args, parse_lockinfo
 
 
@@ -76,6 +76,14 @@ class Lockouts(RedisCase):
         for kw in ({"dryrun": True}, {"readonly": True}):
             self.assertEqual(limit(self.r, "w", spec, **kw).retry_after_ms, 45_000)
         self.assertEqual(lockinfo(self.r, "w"), LockInfo(0, 0))
+
+    def test_headers_of_a_locked_key(self):
+        # The lock's record ends 70 s from now, the lock 10 s: t is capped at Retry-After (docs/headers.md).
+        spec = Token(1, 1, 1000, lockout=Lockout(10_000, forgive_ms=60_000))
+        limit(self.r, "h", spec)
+        res = limit(self.r, "h", spec)
+        self.assertEqual(rate_limit_headers([("login", spec, res)], res.allowed, res.retry_after_ms),
+                         {"RateLimit-Policy": '"login";q=1;w=1', "RateLimit": '"login";r=0;t=10', "Retry-After": "10"})
 
     def test_bad_lockout_is_the_servers_error(self):
         cases = [(Lockout(0), "LOCKOUT"), (Lockout(1000, backoff=17), "BACKOFF"),
