@@ -9,6 +9,10 @@
 
 const PROBLEM_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
 
+// A calendar period's length in seconds, as RL.QUOTA's w. A month lasts 28 to 31 days; the policy
+// depends on the spec alone, so it says 30 (t, from the reply, is exact).
+const PERIOD_SECONDS = { DAY: 86400, WEEK: 7 * 86400, MONTH: 30 * 86400 };
+
 const ceilDiv = (a, b) => Math.ceil(a / b);
 const secondsUp = (ms) => Math.ceil(Math.max(ms, 0) / 1000);
 
@@ -19,8 +23,14 @@ function sfString(name) {
 }
 
 // [q, w]: the quota and its window in whole seconds (at least 1). A bucket's window is the time to
-// refill (drain) it completely; a window limiter's is its window.
+// refill (drain) it completely; a window limiter's is its window; a quota's its calendar period (a month
+// as 30 days).
 function quotaPolicy(spec) {
+  if (spec.kind === 'QUOTA') {
+    const seconds = PERIOD_SECONDS[String(spec.period).toUpperCase()];
+    if (seconds === undefined) throw new Error(`period: must be DAY, WEEK or MONTH, not ${spec.period}`);
+    return [spec.limit, seconds];
+  }
   let q;
   let windowMs;
   if (spec.kind === 'TOKEN') {
@@ -38,8 +48,9 @@ function quotaPolicy(spec) {
 }
 
 // Milliseconds until the limiter holds more than `remaining`, or null when it is full. Buckets: until
-// the next whole unit refills (drains); a fixed window: until it ends; a sliding window or log: until
-// it is fully restored (reset), an upper bound, since the reply does not say when the next unit frees.
+// the next whole unit refills (drains); a fixed window or a calendar quota: until it ends; a sliding
+// window or log: until it is fully restored (reset), an upper bound, since the reply does not say when
+// the next unit frees.
 function nextQuotaMs(spec, res) {
   const missing = res.limit - res.remaining;
   if (missing <= 0) return null;

@@ -1,7 +1,9 @@
-// The RL.* commands as Node.js calls: a limiter spec (token, leaky, window, slidingLog, concurrency)
-// names the algorithm and its parameters, limit() runs one command for one key and limitAll() runs
-// RL.ALL for several; both resolve to plain result objects with the module's six reply fields. The
-// concurrency leases have their own calls: acquire(), release(), renew() and leases().
+// The RL.* commands as Node.js calls: a limiter spec (token, leaky, window, slidingLog, quota,
+// concurrency) names the algorithm and its parameters, limit() runs one command for one key and
+// limitAll() runs RL.ALL for several; both resolve to plain result objects with the module's six reply
+// fields. A spec may carry a lockout (LOCKOUT and its options, made by lockout()): a denial then locks
+// the key. The concurrency leases have their own calls: acquire(), release(), renew() and leases(); the
+// locks too: block(), unblock() and lockinfo().
 //
 // The idea: a spec is a plain value (Redis stores no parameters, every call brings its own), so one
 // spec serves the command, its read-only form and the HTTP headers (headers.js). `redis` is an ioredis
@@ -11,24 +13,53 @@
 
 const FIELDS = ['allowed', 'limit', 'remaining', 'retryAfterMs', 'resetAfterMs', 'waitMs'];
 
-function token(capacity, refillTokens, refillMs, { interval = false } = {}) {
-  return { kind: 'TOKEN', capacity, refillTokens, refillMs, interval,
-    params: [capacity, refillTokens, refillMs], flags: interval ? ['INTERVAL'] : [] };
+// LOCKOUT ms [BACKOFF factor] [MAXLOCK ms] [FORGIVE ms], for a spec's `lockout` option: a denied request
+// (cost 1 or more) locks the key, and every request is denied while the lock holds. The n-th lock in a
+// row lasts ms * backoff^(n-1), at most maxlockMs; the strikes are forgiven forgiveMs after the last lock
+// ended. An option left out is the module's default; the module checks the values.
+function lockout(ms, { backoff, maxlockMs, forgiveMs } = {}) {
+  const args = ['LOCKOUT', ms];
+  if (backoff !== undefined) args.push('BACKOFF', backoff);
+  if (maxlockMs !== undefined) args.push('MAXLOCK', maxlockMs);
+  if (forgiveMs !== undefined) args.push('FORGIVE', forgiveMs);
+  return { kind: 'LOCKOUT', ms, backoff, maxlockMs, forgiveMs, args };
 }
 
-function leaky(capacity, leakTokens, leakMs, { nodelay = false } = {}) {
-  return { kind: 'LEAKY', capacity, leakTokens, leakMs, nodelay,
-    params: [capacity, leakTokens, leakMs], flags: nodelay ? ['NODELAY'] : [] };
+// A spec's lockout options: none without one. Anything not made by lockout() is refused here, since
+// the module could only see its pieces.
+function lockoutArgs(lock) {
+  if (lock === undefined) return [];
+  if (!lock || lock.kind !== 'LOCKOUT') {
+    throw new TypeError(`lockout: must be lockout(ms, { backoff, maxlockMs, forgiveMs }), not ${JSON.stringify(lock)}`);
+  }
+  return lock.args;
 }
 
-function window(limit, windowMs, { fixed = false } = {}) {
-  return { kind: 'WINDOW', limit, windowMs, fixed,
-    params: [limit, windowMs], flags: [fixed ? 'FIXED' : 'SLIDING'] };
+function token(capacity, refillTokens, refillMs, { interval = false, lockout: lock } = {}) {
+  return { kind: 'TOKEN', capacity, refillTokens, refillMs, interval, lockout: lock,
+    params: [capacity, refillTokens, refillMs], flags: [...(interval ? ['INTERVAL'] : []), ...lockoutArgs(lock)] };
 }
 
-function slidingLog(limit, windowMs, { mingapMs } = {}) {
-  return { kind: 'SLIDINGLOG', limit, windowMs, mingapMs,
-    params: [limit, windowMs], flags: mingapMs === undefined ? [] : ['MINGAP', mingapMs] };
+function leaky(capacity, leakTokens, leakMs, { nodelay = false, lockout: lock } = {}) {
+  return { kind: 'LEAKY', capacity, leakTokens, leakMs, nodelay, lockout: lock,
+    params: [capacity, leakTokens, leakMs], flags: [...(nodelay ? ['NODELAY'] : []), ...lockoutArgs(lock)] };
+}
+
+function window(limit, windowMs, { fixed = false, lockout: lock } = {}) {
+  return { kind: 'WINDOW', limit, windowMs, fixed, lockout: lock,
+    params: [limit, windowMs], flags: [fixed ? 'FIXED' : 'SLIDING', ...lockoutArgs(lock)] };
+}
+
+function slidingLog(limit, windowMs, { mingapMs, lockout: lock } = {}) {
+  return { kind: 'SLIDINGLOG', limit, windowMs, mingapMs, lockout: lock,
+    params: [limit, windowMs], flags: [...(mingapMs === undefined ? [] : ['MINGAP', mingapMs]), ...lockoutArgs(lock)] };
+}
+
+// RL.QUOTA: at most `limit` per calendar period, 'DAY', 'WEEK' (from Monday) or 'MONTH', in UTC shifted
+// by offsetMinutes east (a fixed time zone: 60 is UTC+1). Counted as a fixed window.
+function quota(limit, period, { offsetMinutes, lockout: lock } = {}) {
+  return { kind: 'QUOTA', limit, period, offsetMinutes, lockout: lock, params: [limit, period],
+    flags: [...(offsetMinutes === undefined ? [] : ['OFFSET', offsetMinutes]), ...lockoutArgs(lock)] };
 }
 
 // RL.ACQUIRE as a spec (a CONCURRENCY clause in RL.ALL): at most `limit` units held at once by leases
@@ -86,8 +117,8 @@ function allArgs(limits, { cost = 1, dryrun = false, readonly = false, refund, f
 
 // One limiter for `key`. dryrun looks without consuming; readonly uses the _RO command (the same
 // answer; runs on replicas and for read-only users); refund: n gives back n units a failed request took;
-// force: true takes cost even past the limit (a debt: token, leaky with nodelay, window, slidingLog).
-// A concurrency spec runs RL.ACQUIRE (the result has `lease`; acquire() also has WAIT).
+// force: true takes cost even past the limit (a debt: token, leaky with nodelay, window, slidingLog,
+// quota). A concurrency spec runs RL.ACQUIRE (the result has `lease`; acquire() also has WAIT).
 async function limit(redis, key, spec, opts = {}) {
   const [command, ...args] = commandArgs(key, spec, opts);
   return parseResult(await redis.call(command, ...args));
@@ -136,5 +167,29 @@ async function leases(redis, key) {
     ({ leaseId: String(leaseId), units: Number(units), ttlMs: Number(ttlMs) }));
 }
 
-module.exports = { token, leaky, window, slidingLog, concurrency, limit, limitAll, acquire, release, renew, leases,
-  commandArgs, allArgs, acquireArgs, parseResult, parseAll };
+// Lock `key` for `ms` from now (RL.BLOCK), replacing the end of any lock it has: every limiter command
+// is denied on it until then. No strike is counted, and the limiter's state is kept.
+async function block(redis, key, ms) {
+  await redis.call('RL.BLOCK', key, ms);
+}
+
+// End the key's lock and forgive its strikes (RL.UNBLOCK): true if a lock held, else false (the strikes
+// are forgiven either way).
+async function unblock(redis, key) {
+  return Number(await redis.call('RL.UNBLOCK', key)) === 1;
+}
+
+// RL.LOCKINFO's reply [lock_ms, strikes] as { lockMs, strikes, locked }.
+function parseLockinfo(reply) {
+  const [lockMs, strikes] = reply.map(Number);
+  return { lockMs, strikes, locked: lockMs > 0 };
+}
+
+// The key's lock as it stands (RL.LOCKINFO): the ms left on it (0: none holds) and the strikes that count
+// now (0 once forgiven); a missing key has none.
+async function lockinfo(redis, key) {
+  return parseLockinfo(await redis.call('RL.LOCKINFO', key));
+}
+
+module.exports = { token, leaky, window, slidingLog, quota, concurrency, lockout, limit, limitAll, acquire, release,
+  renew, leases, block, unblock, lockinfo, commandArgs, allArgs, acquireArgs, parseResult, parseAll, parseLockinfo };

@@ -3,10 +3,11 @@ headers (headers.py), framework-neutral request checks (policy.py) and a Flask m
 imported on its own so that the rest needs only redis-py)."""
 
 from .headers import rate_limit_headers
-from .limits import (AcquireResult, AllResult, Concurrency, Lease, Leaky, Result, SlidingLog, Token, Window,
-                     acquire, leases, limit, limit_all, release, renew)
+from .limits import (AcquireResult, AllResult, Concurrency, Lease, Leaky, LockInfo, Lockout, Quota, Result,
+                     SlidingLog, Token, Window, acquire, block, leases, limit, limit_all, lockinfo, release, renew,
+                     unblock)
 from .policy import Decision, Policy, check
 
-__all__ = ["AcquireResult", "AllResult", "Concurrency", "Decision", "Lease", "Leaky", "Policy", "Result",
-           "SlidingLog", "Token", "Window", "acquire", "check", "leases", "limit", "limit_all",
-           "rate_limit_headers", "release", "renew"]
+__all__ = ["AcquireResult", "AllResult", "Concurrency", "Decision", "Lease", "Leaky", "LockInfo", "Lockout",
+           "Policy", "Quota", "Result", "SlidingLog", "Token", "Window", "acquire", "block", "check", "leases",
+           "limit", "limit_all", "lockinfo", "rate_limit_headers", "release", "renew", "unblock"]

@@ -7,9 +7,13 @@ that is the time until more quota becomes available, computed per algorithm from
 
 from typing import Optional, Sequence, Tuple
 
-from .limits import Leaky, Result, SlidingLog, Token, Window
+from .limits import Leaky, Quota, Result, SlidingLog, Token, Window
 
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+
+# A calendar period's length in seconds, as RL.QUOTA's `w`. A month lasts 28 to 31 days; the policy
+# depends on the spec alone, so it says 30 (`t`, from the reply, is exact).
+PERIOD_SECONDS = {"DAY": 86_400, "WEEK": 7 * 86_400, "MONTH": 30 * 86_400}
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -30,7 +34,8 @@ def sf_string(name: str) -> str:
 
 def quota_policy(spec) -> Tuple[int, int]:
     """(q, w): the quota and its window in whole seconds (at least 1). A bucket's window is the time to
-    refill (drain) it completely; a window limiter's is its window."""
+    refill (drain) it completely; a window limiter's is its window; a quota's its calendar period (a
+    month as 30 days)."""
     if isinstance(spec, Token):
         if spec.interval:
             window_ms = ceil_div(spec.capacity, spec.refill_tokens) * spec.refill_ms
@@ -41,14 +46,19 @@ def quota_policy(spec) -> Tuple[int, int]:
         return spec.capacity, max(1, seconds_up(ceil_div(spec.capacity * spec.leak_ms, spec.leak_tokens)))
     if isinstance(spec, (Window, SlidingLog)):
         return spec.limit, max(1, seconds_up(spec.window_ms))
+    if isinstance(spec, Quota):
+        period = str(spec.period).upper()
+        if period not in PERIOD_SECONDS:
+            raise ValueError(f"period: must be DAY, WEEK or MONTH, not {spec.period!r}")
+        return spec.limit, PERIOD_SECONDS[period]
     raise TypeError(f"not a limiter spec: {spec!r}")
 
 
 def next_quota_ms(spec, res: Result) -> Optional[int]:
     """Milliseconds until this limiter has more quota than `res.remaining`; None when it is full (no
-    more can come). Buckets: until the next whole unit refills (drains); a fixed window: until it ends;
-    a sliding window or log: until it is fully restored (reset_after_ms), an upper bound, since the
-    reply does not tell when the next unit frees up."""
+    more can come). Buckets: until the next whole unit refills (drains); a fixed window or a calendar
+    quota: until it ends; a sliding window or log: until it is fully restored (reset_after_ms), an upper
+    bound, since the reply does not tell when the next unit frees up."""
     missing = res.limit - res.remaining
     if missing <= 0:
         return None

@@ -1,7 +1,9 @@
-"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog, Concurrency)
-names the algorithm and its parameters, `limit()` runs one command for one key and `limit_all()` runs
-RL.ALL for several, and both return typed results with the module's six reply fields. The concurrency
-leases have their own calls: `acquire()`, `release()`, `renew()` and `leases()`.
+"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog, Quota,
+Concurrency) names the algorithm and its parameters, `limit()` runs one command for one key and
+`limit_all()` runs RL.ALL for several, and both return typed results with the module's six reply fields.
+A spec may carry a Lockout (LOCKOUT and its options): a denial then locks the key. The concurrency leases
+have their own calls: `acquire()`, `release()`, `renew()` and `leases()`; the locks too: `block()`,
+`unblock()` and `lockinfo()`.
 
 The idea: a spec is a plain value (parameters are not stored in Redis, every call brings its own), so
 the same spec object serves the command, the read-only form and the HTTP headers (headers.py). A lease
@@ -15,6 +17,35 @@ FIELDS = ("allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "
 
 
 @dataclass(frozen=True)
+class Lockout:
+    """LOCKOUT ms [BACKOFF factor] [MAXLOCK ms] [FORGIVE ms] on a spec: a denied request (cost 1 or more)
+    locks the key, and every request is denied while the lock holds. The n-th lock in a row lasts
+    ms * backoff^(n-1), at most maxlock_ms; the strikes are forgiven forgive_ms after the last lock
+    ended. An option left None is left out (the module's default); the module checks the values."""
+    ms: int
+    backoff: Optional[int] = None
+    maxlock_ms: Optional[int] = None
+    forgive_ms: Optional[int] = None
+
+    def args(self) -> List[object]:
+        out: List[object] = ["LOCKOUT", self.ms]
+        for name, value in (("BACKOFF", self.backoff), ("MAXLOCK", self.maxlock_ms), ("FORGIVE", self.forgive_ms)):
+            if value is not None:
+                out += [name, value]
+        return out
+
+
+def lockout_args(lockout: Optional[Lockout]) -> List[object]:
+    """A spec's lockout options: none without one. Anything but a Lockout is refused here, since the
+    module could only see its pieces."""
+    if lockout is None:
+        return []
+    if not isinstance(lockout, Lockout):
+        raise TypeError(f"lockout: must be a Lockout(ms, backoff, maxlock_ms, forgive_ms), not {lockout!r}")
+    return lockout.args()
+
+
+@dataclass(frozen=True)
 class Token:
     """RL.TOKEN: a bucket of `capacity` tokens refilled by `refill_tokens` per `refill_ms` (continuously,
     or in whole chunks with interval=True)."""
@@ -22,6 +53,7 @@ class Token:
     refill_tokens: int
     refill_ms: int
     interval: bool = False
+    lockout: Optional[Lockout] = None
 
     command = "RL.TOKEN"
     kind = "TOKEN"
@@ -29,8 +61,8 @@ class Token:
     def params(self) -> List[object]:
         return [self.capacity, self.refill_tokens, self.refill_ms]
 
-    def flags(self) -> List[str]:
-        return ["INTERVAL"] if self.interval else []
+    def flags(self) -> List[object]:
+        return (["INTERVAL"] if self.interval else []) + lockout_args(self.lockout)
 
 
 @dataclass(frozen=True)
@@ -41,6 +73,7 @@ class Leaky:
     leak_tokens: int
     leak_ms: int
     nodelay: bool = False
+    lockout: Optional[Lockout] = None
 
     command = "RL.LEAKY"
     kind = "LEAKY"
@@ -48,8 +81,8 @@ class Leaky:
     def params(self) -> List[object]:
         return [self.capacity, self.leak_tokens, self.leak_ms]
 
-    def flags(self) -> List[str]:
-        return ["NODELAY"] if self.nodelay else []
+    def flags(self) -> List[object]:
+        return (["NODELAY"] if self.nodelay else []) + lockout_args(self.lockout)
 
 
 @dataclass(frozen=True)
@@ -59,6 +92,7 @@ class Window:
     limit: int
     window_ms: int
     fixed: bool = False
+    lockout: Optional[Lockout] = None
 
     command = "RL.WINDOW"
     kind = "WINDOW"
@@ -66,8 +100,8 @@ class Window:
     def params(self) -> List[object]:
         return [self.limit, self.window_ms]
 
-    def flags(self) -> List[str]:
-        return ["FIXED" if self.fixed else "SLIDING"]
+    def flags(self) -> List[object]:
+        return ["FIXED" if self.fixed else "SLIDING"] + lockout_args(self.lockout)
 
 
 @dataclass(frozen=True)
@@ -77,6 +111,7 @@ class SlidingLog:
     limit: int
     window_ms: int
     mingap_ms: Optional[int] = None
+    lockout: Optional[Lockout] = None
 
     command = "RL.SLIDINGLOG"
     kind = "SLIDINGLOG"
@@ -84,8 +119,28 @@ class SlidingLog:
     def params(self) -> List[object]:
         return [self.limit, self.window_ms]
 
-    def flags(self) -> List[str]:
-        return [] if self.mingap_ms is None else ["MINGAP", self.mingap_ms]
+    def flags(self) -> List[object]:
+        return ([] if self.mingap_ms is None else ["MINGAP", self.mingap_ms]) + lockout_args(self.lockout)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """RL.QUOTA: at most `limit` per calendar `period`, "DAY", "WEEK" (from Monday) or "MONTH", in UTC
+    shifted by `offset_minutes` east (a fixed time zone: 60 is UTC+1). Counted as a fixed window."""
+    limit: int
+    period: str
+    offset_minutes: Optional[int] = None
+    lockout: Optional[Lockout] = None
+
+    command = "RL.QUOTA"
+    kind = "QUOTA"
+
+    def params(self) -> List[object]:
+        return [self.limit, self.period]
+
+    def flags(self) -> List[object]:
+        offset = [] if self.offset_minutes is None else ["OFFSET", self.offset_minutes]
+        return offset + lockout_args(self.lockout)
 
 
 @dataclass(frozen=True)
@@ -131,6 +186,18 @@ class Lease:
     lease_id: str
     units: int
     ttl_ms: int
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    """RL.LOCKINFO's answer: the ms left on the key's lock (0: none holds) and the strikes that count
+    now (0 once forgiven)."""
+    lock_ms: int
+    strikes: int
+
+    @property
+    def locked(self) -> bool:
+        return self.lock_ms > 0
 
 
 @dataclass(frozen=True)
@@ -205,7 +272,7 @@ def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly:
     """Run one limiter for `key` and return its Result. dryrun=True looks without consuming;
     readonly=True uses the command's _RO form (same answer as DRYRUN; runs on replicas and for
     read-only users); refund=n gives back n units a failed request took, in place of cost; force=True
-    takes cost even past the limit (a debt: Token, Leaky with nodelay, Window, SlidingLog). A
+    takes cost even past the limit (a debt: Token, Leaky with nodelay, Window, SlidingLog, Quota). A
     Concurrency spec runs RL.ACQUIRE (an AcquireResult; acquire() also has WAIT).
     `client` is a redis.Redis (or anything with execute_command)."""
     return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly, refund, force)))
@@ -270,3 +337,29 @@ def leases(client, key: str) -> List[Lease]:
     """The unexpired leases on `key` (RL.LEASES), oldest first."""
     return [Lease(lease_str(lease_id), int(units), int(ttl))
             for lease_id, units, ttl in client.execute_command("RL.LEASES", key)]
+
+
+def block(client, key: str, ms: int) -> None:
+    """Lock `key` for `ms` from now (RL.BLOCK), replacing the end of any lock it has: every limiter
+    command is denied on it until then. No strike is counted, and the limiter's state is kept."""
+    client.execute_command("RL.BLOCK", key, ms)
+
+
+def unblock(client, key: str) -> bool:
+    """End the key's lock and forgive its strikes (RL.UNBLOCK): True if a lock held, else False (the
+    strikes are forgiven either way)."""
+    return int(client.execute_command("RL.UNBLOCK", key)) == 1
+
+
+def parse_lockinfo(reply) -> LockInfo:
+    """RL.LOCKINFO's reply, a RESP2 array [lock_ms, strikes] or a RESP3 map (keys as bytes or str)."""
+    if isinstance(reply, dict):
+        values = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
+        reply = [values["lock_ms"], values["strikes"]]
+    lock_ms, strikes = (int(v) for v in reply)
+    return LockInfo(lock_ms, strikes)
+
+
+def lockinfo(client, key: str) -> LockInfo:
+    """The key's lock as it stands (RL.LOCKINFO): a missing key has none and no strikes."""
+    return parse_lockinfo(client.execute_command("RL.LOCKINFO", key))
