@@ -443,6 +443,13 @@ static void serve_keys_of(RedisModuleCtx *ctx, const rl_call *call) {
     rl_wait_serve_keys(ctx, keys, call->n);
 }
 
+/* 1 when a clause of call has LOCKOUT: its denial writes a lock. */
+static int calls_lockout(const rl_call *call) {
+    for (int i = 0; i < call->n; i++)
+        if (call->clause[i].req.flags & RL_F_LOCKOUT) return 1;
+    return 0;
+}
+
 int rl_wait_run(RedisModuleCtx *ctx, rl_call *call) {
     int dryrun = (call->flags & RL_F_DRYRUN) != 0; /* DRYRUN, or a read-only form: writes nothing, serves no one */
     int queued = 0;
@@ -456,7 +463,10 @@ int rl_wait_run(RedisModuleCtx *ctx, rl_call *call) {
     if (can_wait && queued) { /* behind the waiters, if it can fit within its timeout at all */
         rl_call_decide(ctx, call, RL_F_DRYRUN, -1, &o);
         if (!o.error && (o.allowed || fits_in(&o, timeout_ms))) return enqueue(ctx, call, timeout_ms, -1);
-        return rl_answer(ctx, call, &o); /* a denial writes nothing: its DRYRUN is the call */
+        /* A denial writes nothing, so its DRYRUN is the call; but the lock a LOCKOUT denial starts, which the
+         * real decision writes (the same denial: nothing changed in between). */
+        if (!o.error && calls_lockout(call)) rl_call_decide(ctx, call, 0, -1, &o);
+        return rl_answer(ctx, call, &o);
     }
     rl_call_decide(ctx, call, 0, -1, &o);
     if (queued && (call->flags & RL_F_REFUND) && !o.error) serve_keys_of(ctx, call); /* budget came back */
