@@ -61,18 +61,24 @@ static inline void check_expiry_on(redisContext *ctx, const char *key, long long
         fprintf(stderr, "     %s expires %lld ms after now, want %lld\n", key, at - base, reset_after_ms);
 }
 
-/* ZRANGE key 0 -1 WITHSCORES as one malloc'd line "name score name score ..." ("" for a missing key), for
- * comparing two sets member for member. */
-static inline char *zset_text(redisContext *ctx, const char *key) {
-    redisReply *x = cmd(ctx, "ZRANGE %s 0 -1 WITHSCORES", key);
+/* An array reply's strings as one malloc'd line, each followed by a space ("" for none). */
+static inline char *reply_words(const redisReply *x) {
     size_t size = 1;
     for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) size += x->element[i]->len + 1;
     char *text = calloc(1, size), *at = text;
     for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) {
-        memcpy(at, x->element[i]->str, x->element[i]->len);
+        if (x->element[i]->str) memcpy(at, x->element[i]->str, x->element[i]->len);
         at += x->element[i]->len;
         *at++ = ' ';
     }
+    return text;
+}
+
+/* ZRANGE key 0 -1 WITHSCORES as one line "name score name score ..." ("" for a missing key), for comparing two
+ * sets member for member; the caller frees. */
+static inline char *zset_text(redisContext *ctx, const char *key) {
+    redisReply *x = cmd(ctx, "ZRANGE %s 0 -1 WITHSCORES", key);
+    char *text = reply_words(x);
     freeReplyObject(x);
     return text;
 }
