@@ -328,7 +328,8 @@ static void check_success(const rl_syntax *syn, int nargs, const char *const *ar
     /* FORCE: only the limiters that can hold a debt take it (RL.SMOOTH and RL.ACQUIRE do not). */
     if (req->flags & RL_F_FORCE)
         REQUIRE(strstr(syn->name, "rl.token") == syn->name || strstr(syn->name, "rl.leaky") == syn->name ||
-                    strstr(syn->name, "rl.window") == syn->name || strstr(syn->name, "rl.slidinglog") == syn->name,
+                    strstr(syn->name, "rl.window") == syn->name || strstr(syn->name, "rl.slidinglog") == syn->name ||
+                    strstr(syn->name, "rl.quota") == syn->name,
                 "%s took FORCE", syn->name);
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
