@@ -22,7 +22,7 @@ UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_SAN_BIN := $(patsubst tests/%.c,$(BUILD)/tests/san/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 HARNESS_SRC := tests/server.c tests/clients.c
-HARNESS_HDR := tests/server.h tests/clients.h tests/check.h tests/rng.h tests/rl_checks.h tests/suite.h tests/effect_checks.h tests/lease_model.h
+HARNESS_HDR := tests/server.h tests/clients.h tests/check.h tests/rng.h tests/rl_checks.h tests/suite.h tests/effect_checks.h tests/lease_model.h tests/lock_checks.h
 
 # Fragments under mk/ add their own targets, and extend TEST_DEPS (built before the run), TEST_PROGRAMS
 # (run once by scripts/run-tests.sh: each prints "name: N passed, N failed") and SERVER_TEST_PROGRAMS (run
@@ -54,11 +54,11 @@ $(MODULE): $(MOD_SRC) $(MOD_HDR) $(ALG_SRC) $(ALG_HDR) $(REDIS_INCLUDE)/redismod
 # Unit tests: plain, and again under AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test links
 # every algorithm and the (Redis-free) parser.
 UNIT_DEPS := $(ALG_SRC) module/parse.c module/syntax.c
-$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h tests/lease_store.h tests/lease_model.h
+$(BUILD)/tests/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h tests/lease_store.h tests/lease_model.h tests/lock_checks.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(UNIT_DEPS)
 
-$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h tests/lease_store.h tests/lease_model.h
+$(BUILD)/tests/san/unit_%: tests/unit_%.c $(UNIT_DEPS) $(ALG_HDR) module/parse.h module/limiters.h tests/check.h tests/rng.h tests/alg_checks.h tests/lease_store.h tests/lease_model.h tests/lock_checks.h
 	@mkdir -p $(dir $@)
 	clang $(CFLAGS_COMMON) $(SAN_FLAGS) -o $@ $< $(UNIT_DEPS)
 

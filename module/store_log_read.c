@@ -287,11 +287,11 @@ static void prepare_lock(rl_pending *p, const log_reader *r, int64_t own_reset_u
 }
 
 const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
+    rl_log_pending *log = &p->u.log;
+    log->newest.name = NULL; /* release frees them: set before any return, the error below's included */
+    log->lock_name = NULL;
     if (rl_lockout_validate(p->req, err) != 0) return err; /* (BACKOFF ... without LOCKOUT too) */
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
-    rl_log_pending *log = &p->u.log;
-    log->newest.name = NULL; /* release frees them: set before any return */
-    log->lock_name = NULL;
     log->lock_alone = log->lock_alive = log->lock_changes = 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     int type = RedisModule_KeyType(p->key);

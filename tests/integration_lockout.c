@@ -12,6 +12,7 @@
 
 #include "clients.h"
 #include "effect_checks.h"
+#include "lock_checks.h"
 #include "rl_checks.h"
 #include "server.h"
 #include "suite.h"
@@ -27,48 +28,10 @@ static void clock_set(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET
 static void clock_advance(long long ms) { CHECK(cmd_status_is(c, "OK", "RL.CLOCK ADVANCE %lld", ms)); }
 static void del(const char *key) { freeReplyObject(cmd(c, "DEL %s", key)); }
 
-/* RL.LOCKINFO key as [lock_ms, strikes]: one check that the reply has that shape. */
-typedef struct lockinfo {
-    long long ms, strikes;
-} lockinfo;
-
-static lockinfo lockinfo_of(redisContext *ctx, const char *key) {
-    lockinfo li = {-1, -1};
-    redisReply *x = cmd(ctx, "RL.LOCKINFO %s", key);
-    if (CHECK(x->type == REDIS_REPLY_ARRAY && x->elements == 2 && x->element[0]->type == REDIS_REPLY_INTEGER &&
-              x->element[1]->type == REDIS_REPLY_INTEGER)) {
-        li.ms = x->element[0]->integer;
-        li.strikes = x->element[1]->integer;
-    } else if (x->type == REDIS_REPLY_ERROR) {
-        fprintf(stderr, "     RL.LOCKINFO %s: %s\n", key, x->str);
-    }
-    freeReplyObject(x);
-    return li;
-}
-
-#define CHECK_LOCK(key, want_ms, want_strikes)                                                            \
-    do {                                                                                                  \
-        lockinfo li_ = lockinfo_of(c, key);                                                               \
-        if (!CHECK(li_.ms == (want_ms) && li_.strikes == (want_strikes)))                                 \
-            fprintf(stderr, "     RL.LOCKINFO %s: [%lld, %lld], want [%lld, %lld]\n", key, li_.ms, li_.strikes, \
-                    (long long)(want_ms), (long long)(want_strikes));                                     \
-    } while (0)
-
-/* The frozen clock's expiry base now: PEXPIRETIME of a key whose reset_after_ms is r is base + r. Read from a
- * token bucket made at this instant (1 per s, capacity 1: reset_after 1000). */
-static long long expiry_base(void) {
-    del("lo:anchor");
-    rl_result a = rl(c, "RL.TOKEN lo:anchor 1 1 1000");
-    CHECK(a.ok && a.reset_after_ms == 1000);
-    return cmd_int(c, "PEXPIRETIME lo:anchor") - 1000;
-}
+#define CHECK_LOCK(key, want_ms, want_strikes) CHECK_LOCK_ON(c, key, want_ms, want_strikes)
 
 /* The key lives exactly as long as the reply says its record (or state) does. */
-static void check_expiry(const char *key, long long reset_after_ms) {
-    long long base = expiry_base(), at = cmd_int(c, "PEXPIRETIME %s", key);
-    if (!CHECK(at - base == reset_after_ms))
-        fprintf(stderr, "     %s expires %lld ms after now, want %lld\n", key, at - base, reset_after_ms);
-}
+static void check_expiry(const char *key, long long reset_after_ms) { check_expiry_on(c, key, reset_after_ms); }
 
 static long long counter(const char *field) { return info_field(c, "ratelimit", field); }
 
@@ -523,10 +486,13 @@ static void test_errors_change_nothing(void) {
         {"RL.TOKEN lo:bad 5 1 1000 LOCKOUT 1000 FORGIVE 0", "ERR FORGIVE: must be an integer between 1 and 1000000000000"},
         {"RL.TOKEN lo:bad 5 1 1000 LOCKOUT", "ERR LOCKOUT: needs a value"},
         {"RL.TOKEN lo:bad 5 1 1000 LOCKOUT 5 LOCKOUT 5", "ERR LOCKOUT: given more than once"},
-        {"RL.SLIDINGLOG lo:log 5 1000 LOCKOUT 1000", "ERR 'LOCKOUT': not an option of rl.slidinglog"},
+        {"RL.SLIDINGLOG lo:log 5 1000 BACKOFF 2", "ERR BACKOFF: needs LOCKOUT ms"},
+        {"RL.SLIDINGLOG lo:log 5 1000 LOCKOUT 1000 MAXLOCK 999", "ERR MAXLOCK: must be at least LOCKOUT's ms"},
+        {"RL.SLIDINGLOG lo:log 5 1000 LOCKOUT 0", "ERR LOCKOUT: must be an integer between 1 and 1000000000000"},
         {"RL.ACQUIRE lo:bad 5 1000 LOCKOUT 1000", "ERR 'LOCKOUT': not an option of rl.acquire"},
         {"RL.ALL 1 lo:bad LIMIT TOKEN 5 1 1000 BACKOFF 2", "ERR LIMIT 1: BACKOFF: needs LOCKOUT ms"},
-        {"RL.ALL 1 lo:log LIMIT SLIDINGLOG 5 1000 LOCKOUT 5", "ERR LIMIT 1: 'LOCKOUT' is not an option of SLIDINGLOG"},
+        {"RL.ALL 1 lo:log LIMIT SLIDINGLOG 5 1000 FORGIVE 5", "ERR LIMIT 1: FORGIVE: needs LOCKOUT ms"},
+        {"RL.ALL 1 lo:bad LIMIT CONCURRENCY 5 1000 LOCKOUT 5", "ERR LIMIT 1: 'LOCKOUT' is not an option of CONCURRENCY"},
         {"RL.BLOCK lo:bad 0", "ERR ms: must be an integer between 1 and 1000000000000"},
         {"RL.BLOCK lo:bad 1000000000001", "ERR ms: must be an integer between 1 and 1000000000000"},
         {"RL.BLOCK lo:bad x", "ERR ms: must be an integer between 1 and 1000000000000"},
@@ -538,8 +504,8 @@ static void test_errors_change_nothing(void) {
         {"RL.BLOCK lo:str 1000", "WRONGTYPE Operation against a key holding the wrong kind of value"},
         {"RL.UNBLOCK lo:str", "WRONGTYPE Operation against a key holding the wrong kind of value"},
         {"RL.LOCKINFO lo:str", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-        {"RL.BLOCK lo:log 1000", "ERR key: a sliding log's key takes no lock (RL.SLIDINGLOG has no LOCKOUT yet)"},
-        {"RL.UNBLOCK lo:log", "ERR key: a sliding log's key takes no lock (RL.SLIDINGLOG has no LOCKOUT yet)"},
+        {"RL.BLOCK lo:log 0", "ERR ms: must be an integer between 1 and 1000000000000"},
+        {"RL.UNBLOCK lo:log lo:log", "ERR wrong number of arguments for 'rl.unblock' command"},
         /* Crafted lock states: invalid records, a lock alone over a limiter's key. */
         {"RL.SETSTATE lo:bad LOCK 1 0 0", "ERR state: not a valid lock"},
         {"RL.SETSTATE lo:bad LOCK 1 2 -1", "ERR state: not a valid lock"},
@@ -555,9 +521,14 @@ static void test_errors_change_nothing(void) {
         {"RL.SETSTATE lo:bad Kabc", "ERR state: a lock's state is 33 bytes"},
     };
     size_t nbefore, nafter;
-    char *before = dump_key(c, "lo:bad", &nbefore);
-    long long expiry = cmd_int(c, "PEXPIRETIME lo:bad");
+    char *before = dump_key(c, "lo:bad", &nbefore), *log_before = zset_text(c, "lo:log");
+    long long expiry = cmd_int(c, "PEXPIRETIME lo:bad"), log_expiry = cmd_int(c, "PEXPIRETIME lo:log");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_error(c, cases[i].error, cases[i].args);
+    char *log_after = zset_text(c, "lo:log"); /* the sliding log too: no member, no lock member */
+    CHECK_STR(log_after, log_before);
+    CHECK_EQ(cmd_int(c, "PEXPIRETIME lo:log"), log_expiry);
+    free(log_before);
+    free(log_after);
     char *after = dump_key(c, "lo:bad", &nafter);
     CHECK(before && after && nbefore == nafter && memcmp(before, after, nbefore) == 0);
     CHECK_EQ(cmd_int(c, "PEXPIRETIME lo:bad"), expiry);
