@@ -79,7 +79,7 @@ static int decimal_range_error(char err[RL_ERR_LEN], const char *name, int64_t m
     return -1;
 }
 
-static int parse_decimal_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max, int64_t *out,
+static inline __attribute__((always_inline)) int parse_decimal_ranged(const char *s, size_t len, const char *name, int64_t min, int64_t max, int64_t *out,
                                 char *err) {
     if (rl_parse_decimal(s, len, out) != 0 || *out < min || *out > max)
         return decimal_range_error(err, name, min, max);
@@ -137,10 +137,9 @@ int rl_choice_error(char err[RL_ERR_LEN], const rl_param_spec *p) {
     return -1;
 }
 
-/* A positional decimal or choice, out of the loop every call runs (integers are the common case). */
-static __attribute__((noinline)) int parse_other_param(const rl_param_spec *p, const char *s, size_t len,
-                                                       int64_t *out, char *err) {
-    if (p->kind == RL_DECIMAL) return parse_decimal_ranged(s, len, p->name, p->min, p->max, out, err);
+/* A positional choice, out of the loop every call runs (RL.QUOTA's period alone is one). */
+static __attribute__((noinline)) int parse_choice(const rl_param_spec *p, const char *s, size_t len, int64_t *out,
+                                                  char *err) {
     int index = rl_choice_index(p, s, len);
     if (index < 0) return rl_choice_error(err, p);
     *out = index;
@@ -212,8 +211,10 @@ int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, co
     }
     for (int i = 0; i < syn->nparams; i++) {
         const rl_param_spec *p = &syn->params[i];
-        int bad = p->kind == 0 ? parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err)
-                               : parse_other_param(p, args[i], lens[i], &req->params[i], err);
+        int bad = p->kind == 0            ? parse_ranged(args[i], lens[i], p->name, p->min, p->max, &req->params[i], err)
+                  : p->kind == RL_DECIMAL ? parse_decimal_ranged(args[i], lens[i], p->name, p->min, p->max,
+                                                                 &req->params[i], err)
+                                          : parse_choice(p, args[i], lens[i], &req->params[i], err);
         if (bad) return -1;
     }
     int i = syn->nparams;
