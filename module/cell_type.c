@@ -8,9 +8,9 @@
  * memory usage and digest, so DUMP/RESTORE, COPY, MOVE, DEBUG RELOAD and DEBUG DIGEST-VALUE work.
  *
  * A key whose lock record (algorithms/lockout.h) still says something holds it in its value too: an allocation
- * of the record (rl_lock_rec: the lock, and the expiry the state alone would have) followed by the state's
- * words, its pointer tagged (below). A value without one is exactly what it was before lockouts, so a call that
- * never meets a lock pays one bit test.
+ * of the state's words followed by the record (rl_lock_rec: the lock, and the expiry the state alone would
+ * have), its pointer tagged (below). A value without one is exactly what it was before lockouts, and the words
+ * of either are at the pointer with its tag cleared, so a call that never meets a lock pays one bit test.
  *
  * RDB encoding version 3 writes the word count, the words, then 0, or 1 and the record's four numbers;
  * version 2 (before lockouts) the count and the words; version 1 (every value written before states could be
@@ -42,7 +42,7 @@ const rl_limiter *rl_cell_limiter_of(RedisModuleKey *key) {
  * first word shifted left, with the low bit set, which no allocation has (they are at least 8-byte
  * aligned). Redis never reads a module value but through these callbacks, so it only saves the 16-byte
  * allocation and its lookup, a tenth of a small key's memory. Any other state is an allocation of its
- * words; a state with a lock record, an allocation of the record then the words, its pointer's bit 1 set
+ * words; a state with a lock record, an allocation of the words then the record, its pointer's bit 1 set
  * (again a bit no allocation has). */
 
 #define LOCK_TAG ((uintptr_t)2)
@@ -74,10 +74,8 @@ static unsigned heap_words(const rl_limiter *lim, const uint64_t *words) {
     return lim->alg->words(&head);
 }
 
-/* A value's words: an allocation of them, or one with a lock record first (the tag tells). Not inline. */
-static const uint64_t *heap_words_of(const void *value) {
-    return ((uintptr_t)value & 3) == 0 ? value : locked_words(value) + LOCK_WORDS;
-}
+/* A value's words: an allocation of them, or one with a lock record after them (the tag tells). Not inline. */
+static const uint64_t *heap_words_of(const void *value) { return locked_words(value); /* the tag off, if any */ }
 
 unsigned rl_value_read(const rl_limiter *lim, const void *value, rl_cell *cell) {
     if (value_is_inline(value)) {
@@ -101,9 +99,10 @@ int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell
     return stored_words == n && memcmp(heap_words_of(value), cell->w, n * sizeof cell->w[0]) == 0;
 }
 
-int rl_value_lock(const void *value, rl_lock_rec *rec) {
+int rl_value_lock(const rl_limiter *lim, const void *value, rl_lock_rec *rec) {
     if (!value_is_locked(value)) return 0;
     const uint64_t *w = locked_words(value);
+    w += heap_words(lim, w); /* the record follows the state's words */
     rec->lock.until_us = (int64_t)w[0];
     rec->lock.forgive_us = (int64_t)w[1];
     rec->lock.strikes = (int64_t)w[2];
@@ -120,9 +119,9 @@ static void rec_write(uint64_t *w, const rl_lock_rec *rec) {
 
 /* A new value holding rec, then cell's n words. */
 static void *value_new_locked(const rl_cell *cell, unsigned n, const rl_lock_rec *rec) {
-    uint64_t *w = RedisModule_Alloc((LOCK_WORDS + n) * sizeof *w);
-    rec_write(w, rec);
-    memcpy(w + LOCK_WORDS, cell->w, n * sizeof *w);
+    uint64_t *w = RedisModule_Alloc((n + LOCK_WORDS) * sizeof *w);
+    memcpy(w, cell->w, n * sizeof *w);
+    rec_write(w + n, rec);
     return (void *)((uintptr_t)w | LOCK_TAG);
 }
 
@@ -148,8 +147,8 @@ void rl_cell_put_locked(RedisModuleKey *key, const rl_limiter *lim, void *stored
     }
     if (value_is_locked(stored) && stored_words == n) {
         uint64_t *w = locked_words(stored);
-        rec_write(w, rec);
-        memcpy(w + LOCK_WORDS, cell->w, n * sizeof *w);
+        memcpy(w, cell->w, n * sizeof *w);
+        rec_write(w + n, rec);
         return;
     }
     void *old = NULL;
@@ -201,7 +200,7 @@ static void cell_rdb_save(RedisModuleIO *io, void *value, const rl_limiter *lim)
     RedisModule_SaveUnsigned(io, n);
     for (unsigned i = 0; i < n; i++) RedisModule_SaveUnsigned(io, cell.w[i]);
     rl_lock_rec rec;
-    int locked = rl_value_lock(value, &rec);
+    int locked = rl_value_lock(lim, value, &rec);
     RedisModule_SaveUnsigned(io, (uint64_t)locked);
     if (locked) {
         RedisModule_SaveSigned(io, rec.lock.until_us);
@@ -219,7 +218,7 @@ static void cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, voi
     for (unsigned i = 0; i < n; i++) words[i] = RedisModule_CreateStringFromLongLong(NULL, (long long)cell.w[i]);
     unsigned all = n;
     rl_lock_rec rec;
-    if (rl_value_lock(value, &rec)) {
+    if (rl_value_lock(lim, value, &rec)) {
         words[all++] = RedisModule_CreateString(NULL, "LOCK", 4);
         long long v[LOCK_WORDS] = {rec.lock.until_us, rec.lock.forgive_us, rec.lock.strikes, rec.state_expire_ms};
         for (int i = 0; i < LOCK_WORDS; i++) words[all++] = RedisModule_CreateStringFromLongLong(NULL, v[i]);
@@ -229,7 +228,7 @@ static void cell_aof_rewrite(RedisModuleIO *aof, RedisModuleString *keyname, voi
 }
 
 static size_t cell_mem_usage(const void *value, const rl_limiter *lim) {
-    if (value_is_locked(value)) return (LOCK_WORDS + heap_words(lim, locked_words(value) + LOCK_WORDS)) * sizeof(uint64_t);
+    if (value_is_locked(value)) return (heap_words(lim, locked_words(value)) + LOCK_WORDS) * sizeof(uint64_t);
     return value_is_inline(value) ? 0 : heap_words(lim, value) * sizeof(uint64_t);
 }
 
@@ -238,7 +237,7 @@ static void cell_digest(RedisModuleDigest *md, void *value, const rl_limiter *li
     unsigned n = rl_value_read(lim, value, &cell);
     for (unsigned i = 0; i < n; i++) RedisModule_DigestAddLongLong(md, (long long)cell.w[i]);
     rl_lock_rec rec;
-    if (rl_value_lock(value, &rec)) {
+    if (rl_value_lock(lim, value, &rec)) {
         RedisModule_DigestAddLongLong(md, rec.lock.until_us);
         RedisModule_DigestAddLongLong(md, rec.lock.forgive_us);
         RedisModule_DigestAddLongLong(md, rec.lock.strikes);
@@ -251,7 +250,7 @@ static void *cell_copy(const void *value, const rl_limiter *lim) {
     rl_cell cell;
     unsigned n = rl_value_read(lim, value, &cell);
     rl_lock_rec rec;
-    return value_new(&cell, n, rl_value_lock(value, &rec) ? &rec : NULL);
+    return value_new(&cell, n, rl_value_lock(lim, value, &rec) ? &rec : NULL);
 }
 
 static void cell_free(void *value) { value_free(value); }

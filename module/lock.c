@@ -246,7 +246,7 @@ static const char *target_open(RedisModuleCtx *ctx, RedisModuleString *keyname, 
         t->has_rec = val->lock.until_us != 0 || val->lock.strikes != 0;
         return NULL;
     }
-    t->has_rec = rl_value_lock(t->stored, &t->rec);
+    t->has_rec = rl_value_lock(t->lim, t->stored, &t->rec);
     if (!t->has_rec) t->rec.state_expire_ms = own_expiry(t->key);
     return NULL;
 }

@@ -107,7 +107,7 @@ int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell
  * rl_value_has_lock says which, in one bit test (cell_type.c: a value with a record is an allocation whose
  * pointer has bit 1 set and bit 0 clear). */
 static inline int rl_value_has_lock(const void *value) { return ((uintptr_t)value & 3) == 2; }
-int rl_value_lock(const void *value, rl_lock_rec *rec);
+int rl_value_lock(const rl_limiter *lim, const void *value, rl_lock_rec *rec);
 int rl_lock_rec_valid(const rl_lock_rec *rec);
 /* The limiter whose module data type an open key holds (a cell limiter's, or a concurrency limiter's leases,
  * whose type lease_type.c registers): NULL if the key is empty, RL_CELL_OTHER if it holds anything else. */

@@ -92,7 +92,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     p->u.cell.stored_words = 0;
     if (stored) {
         p->u.cell.stored_words = rl_value_read(lim, stored, next);
-        had_rec = rl_value_has_lock(stored) && rl_value_lock(stored, &rec);
+        had_rec = rl_value_has_lock(stored) && rl_value_lock(lim, stored, &rec);
     } else {
         next->w[0] = next->w[1] = 0;
     }
