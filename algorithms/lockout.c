@@ -70,9 +70,10 @@ int rl_lock_after(const rl_request *req, rl_lock *l, rl_reply *reply) {
     if (starts) {
         int64_t n = rl_lock_strikes(l, now_us) + 1;
         int64_t ms = rl_lock_length_ms(req, n);
+        int64_t cap = (req->flags & RL_F_MAXLOCK) ? req->lock_max_ms : RL_MAX_PERIOD_MS;
         int64_t forgive_ms = (req->flags & RL_F_FORGIVE) ? req->lock_forgive_ms
-                             : (req->flags & RL_F_MAXLOCK) ? req->lock_max_ms
-                                                           : ms;
+                             : (req->flags & RL_F_BACKOFF) ? cap /* escalating: MAXLOCK's */
+                                                           : ms; /* the lock's length */
         l->strikes = n;
         l->until_us = now_us + ms * 1000;
         l->forgive_us = l->until_us + forgive_ms * 1000;

@@ -16,7 +16,8 @@
 /* The options (on every limiter command that takes LOCKOUT, and RL.ALL's clauses): LOCKOUT ms starts a lock
  * of ms at a denial; BACKOFF factor (1..16, default 1) multiplies each next lock; MAXLOCK ms caps a lock
  * (default RL_MAX_PERIOD_MS); FORGIVE ms is how long after a lock ends without a new one its strikes are
- * forgiven (default: MAXLOCK when given, else the length of the lock that ended). Their values go to the
+ * forgiven (default: with BACKOFF, MAXLOCK, whose own default is RL_MAX_PERIOD_MS; without, the lock's
+ * length). Their values go to the
  * request's lockout_ms, lock_backoff, lock_max_ms and lock_forgive_ms. They are the module's flags (no
  * algorithm reads them: the module applies lockout.c around every algorithm). */
 #define RL_F_LOCKOUT RL_F_MODULE(3)

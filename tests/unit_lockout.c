@@ -3,7 +3,8 @@
  * The idea: the module only stores what lockout.c decides, so the rules are checked here alone, on plain
  * records and replies:
  *   1. tables: escalation (ms * factor^(n-1), capped by MAXLOCK, no overflow at factor 16 and n in the
- *      millions), FORGIVE's default (MAXLOCK when given, else the lock's length) and explicit value, strikes
+ *      millions), FORGIVE's default (with BACKOFF MAXLOCK, whose default is the largest period; without, the
+ *      lock's length) and explicit value, strikes
  *      forgiven exactly at forgive_us, COST 0 and REFUND never locking, rl_lock_deny's reply, rl_lock_block,
  *      rl_lock_valid and rl_lockout_validate's errors;
  *   2. random request sequences against a small model of the rules written here from the documentation
@@ -109,18 +110,30 @@ static void test_after_and_forgive(void) {
 static void test_forgive_defaults(void) {
     rl_lock l = {0, 0, 0};
     rl_reply y = denial(1, 1);
-    rl_request r = lockout_req(T0, 1000, 3, 0, 0); /* no MAXLOCK: the lock's own length */
+    rl_request r = lockout_req(T0, 1000, 3, 0, 0); /* BACKOFF, no MAXLOCK: MAXLOCK's default */
     rl_lock_after(&r, &l, &y);
-    CHECK_EQ(l.forgive_us - l.until_us, 1000 * MS);
+    CHECK_EQ(l.forgive_us - l.until_us, RL_MAX_PERIOD_MS * MS);
     r.now_us = l.until_us;
     y = denial(1, 1);
     rl_lock_after(&r, &l, &y);
-    CHECK_EQ(l.forgive_us - l.until_us, 3000 * MS); /* the second lock's length */
+    CHECK_EQ(l.strikes, 2);
+    CHECK_EQ(l.until_us - r.now_us, 3000 * MS); /* the second lock: 1000 * 3 */
+    CHECK_EQ(l.forgive_us - l.until_us, RL_MAX_PERIOD_MS * MS);
     l = (rl_lock){0, 0, 0};
-    r = lockout_req(T0, 1000, 3, 50000, 0); /* MAXLOCK */
+    r = lockout_req(T0, 1000, 3, 50000, 0); /* BACKOFF and MAXLOCK */
     y = denial(1, 1);
     rl_lock_after(&r, &l, &y);
     CHECK_EQ(l.forgive_us - l.until_us, 50000 * MS);
+    l = (rl_lock){0, 0, 0};
+    r = lockout_req(T0, 1000, 0, 50000, 0); /* MAXLOCK without BACKOFF: the lock's length */
+    y = denial(1, 1);
+    rl_lock_after(&r, &l, &y);
+    CHECK_EQ(l.forgive_us - l.until_us, 1000 * MS);
+    l = (rl_lock){0, 0, 0};
+    r = lockout_req(T0, 1000, 0, 0, 0); /* neither: the lock's length */
+    y = denial(1, 1);
+    rl_lock_after(&r, &l, &y);
+    CHECK_EQ(l.forgive_us - l.until_us, 1000 * MS);
     l = (rl_lock){0, 0, 0};
     r = lockout_req(T0, 1000, 3, 50000, 7); /* explicit */
     y = denial(1, 1);
@@ -264,7 +277,7 @@ static void random_sequences(void) {
             if (starts) {
                 int64_t n = (m.strikes > 0 && now < m.forgive ? m.strikes : 0) + 1;
                 int64_t len = model_length(ms, with_backoff ? factor : 1, with_max ? cap : RL_MAX_PERIOD_MS, n);
-                int64_t fms = with_forgive ? forgive : with_max ? cap : len;
+                int64_t fms = with_forgive ? forgive : with_backoff ? (with_max ? cap : RL_MAX_PERIOD_MS) : len;
                 m.strikes = n;
                 m.until = (__int128)now + (__int128)len * MS;
                 m.forgive = m.until + (__int128)fms * MS;
