@@ -34,7 +34,8 @@
     OPT_VALUE_X("WAIT", "timeout_ms", RL_F_WAIT, wait_timeout_ms, 1, RL_MAX_PERIOD_MS, RL_F_REFUND | RL_F_FORCE)
 
 /* LOCKOUT ms [BACKOFF factor] [MAXLOCK ms] [FORGIVE ms]: a denial locks the key (algorithms/lockout.h); the
- * three after it are options of their own, which lockout.c refuses without LOCKOUT. */
+ * three after it are options of their own, which lockout.c refuses without LOCKOUT. Last in every table: the
+ * parser looks options up in table order, and the common ones (DRYRUN, WAIT) should not pay for these. */
 #define OPT_LOCKOUT                                                                                      \
     OPT_VALUE("LOCKOUT", "ms", RL_F_LOCKOUT, lockout_ms, 1, RL_MAX_PERIOD_MS),                           \
         OPT_VALUE("BACKOFF", "factor", RL_F_BACKOFF, lock_backoff, 1, RL_LOCK_MAX_BACKOFF),                \
@@ -45,8 +46,8 @@
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0, NULL}
 
 static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_ATMOST, OPT_FORCE,
-                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0), OPT_LOCKOUT, OPT_DRYRUN,
-                                               OPT_WAIT};
+                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0), OPT_DRYRUN, OPT_WAIT,
+                                               OPT_LOCKOUT};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
 #define TOKEN_SINCE "1.0.0" /* COMMAND DOCS: the version that brought the command, and its _RO form */
@@ -61,8 +62,8 @@ static const rl_option_spec leaky_options[] = {
     OPT_FLAG("NODELAY", RL_F_NODELAY, RL_F_BLOCK),
     OPT_FLAG("BLOCK", RL_F_BLOCK, RL_F_NODELAY | RL_F_REFUND | RL_F_FORCE),
     OPT_FORCE,
-    OPT_LOCKOUT,
-    OPT_DRYRUN};
+    OPT_DRYRUN,
+    OPT_LOCKOUT};
 #define LEAKY_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("leak_tokens"), PERIOD_PARAM("leak_ms")}
 #define LEAKY_OPTIONS leaky_options
 #define LEAKY_SINCE "1.0.0"
@@ -79,9 +80,9 @@ static const rl_option_spec window_options[] = {
     OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED | RL_F_SUBWINDOWS),
     OPT_VALUE_X("SUBWINDOWS", "n", RL_F_SUBWINDOWS, params[2], RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS,
                 RL_F_FIXED | RL_F_SLIDING),
-    OPT_LOCKOUT,
     OPT_DRYRUN,
-    OPT_WAIT};
+    OPT_WAIT,
+    OPT_LOCKOUT};
 #define WINDOW_PARAMS 2, {COUNT_PARAM("limit"), PERIOD_PARAM("window_ms")}
 #define WINDOW_OPTIONS window_options
 #define WINDOW_SINCE "1.0.0"
@@ -97,7 +98,7 @@ static const rl_option_spec window_options[] = {
  * forced attempt.) */
 static const rl_option_spec slidinglog_options[] = {
     OPT_VALUE("MINGAP", "ms", RL_F_MINGAP, mingap_ms, 1, RL_MAX_PERIOD_MS), OPT_COST(RL_SLOG_MAX_LIMIT),
-    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_FORCE, OPT_LOCKOUT, OPT_DRYRUN};
+    OPT_REFUND_UPTO(RL_SLOG_MAX_LIMIT), OPT_FORCE, OPT_DRYRUN, OPT_LOCKOUT};
 #define SLIDINGLOG_PARAMS 2, {{"limit", 1, RL_SLOG_MAX_LIMIT, 0, NULL}, PERIOD_PARAM("window_ms")}
 #define SLIDINGLOG_OPTIONS slidinglog_options
 #define SLIDINGLOG_SINCE "1.0.0"
@@ -118,9 +119,9 @@ static const rl_option_spec smooth_options[] = {
     OPT_DECIMAL("COLDFACTOR", "f", RL_F_COLDFACTOR, params[2], RL_SMOOTH_MIN_COLD_FACTOR, RL_SMOOTH_MAX_COLD_FACTOR),
     OPT_VALUE("COST", "n", RL_F_COST, cost, 1, RL_MAX_COUNT),
     OPT_VALUE("MAXWAIT", "ms", RL_F_MAXWAIT, maxwait_ms, 0, RL_SMOOTH_MAX_CHARGE_MS),
-    OPT_LOCKOUT,
     OPT_DRYRUN,
-    OPT_FLAG("BLOCK", RL_F_BLOCK, 0)};
+    OPT_FLAG("BLOCK", RL_F_BLOCK, 0),
+    OPT_LOCKOUT};
 #define SMOOTH_PARAMS \
     1, {{"permits_per_second", RL_SMOOTH_MIN_RATE, RL_SMOOTH_MAX_RATE, RL_DECIMAL, NULL}}
 #define SMOOTH_OPTIONS smooth_options
@@ -151,7 +152,7 @@ static const rl_option_spec concurrency_options[] = {
 static const char *const quota_periods[] = {"DAY", "WEEK", "MONTH"};
 static const rl_option_spec quota_options[] = {
     OPT_VALUE("OFFSET", "minutes", RL_F_OFFSET, params[2], -RL_QUOTA_MAX_OFFSET_MIN, RL_QUOTA_MAX_OFFSET_MIN),
-    OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_FORCE, OPT_LOCKOUT, OPT_DRYRUN};
+    OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_FORCE, OPT_DRYRUN, OPT_LOCKOUT};
 #define QUOTA_PARAMS \
     2, {COUNT_PARAM("limit"), {"period", RL_QUOTA_DAY, RL_QUOTA_MONTH, RL_CHOICE, quota_periods}}
 #define QUOTA_OPTIONS quota_options
