@@ -45,9 +45,8 @@
 #define COUNT_PARAM(name) {name, 1, RL_MAX_COUNT, 0, NULL}
 #define PERIOD_PARAM(name) {name, 1, RL_MAX_PERIOD_MS, 0, NULL}
 
-static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_ATMOST, OPT_FORCE,
-                                               OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0), OPT_DRYRUN, OPT_WAIT,
-                                               OPT_LOCKOUT};
+static const rl_option_spec token_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND, OPT_FLAG("INTERVAL", RL_F_INTERVAL, 0),
+                                               OPT_ATMOST, OPT_FORCE, OPT_DRYRUN, OPT_WAIT, OPT_LOCKOUT};
 #define TOKEN_PARAMS 3, {COUNT_PARAM("capacity"), COUNT_PARAM("refill_tokens"), PERIOD_PARAM("refill_ms")}
 #define TOKEN_OPTIONS token_options
 #define TOKEN_SINCE "1.0.0" /* COMMAND DOCS: the version that brought the command, and its _RO form */
@@ -74,12 +73,12 @@ static const rl_option_spec leaky_options[] = {
 static const rl_option_spec window_options[] = {
     OPT_COST(RL_MAX_COUNT),
     OPT_REFUND,
-    OPT_ATMOST,
-    OPT_FORCE,
     OPT_FLAG("FIXED", RL_F_FIXED, RL_F_SLIDING | RL_F_SUBWINDOWS),
     OPT_FLAG("SLIDING", RL_F_SLIDING, RL_F_FIXED | RL_F_SUBWINDOWS),
     OPT_VALUE_X("SUBWINDOWS", "n", RL_F_SUBWINDOWS, params[2], RL_WINDOW_MIN_SUBWINDOWS, RL_WINDOW_MAX_SUBWINDOWS,
                 RL_F_FIXED | RL_F_SLIDING),
+    OPT_ATMOST,
+    OPT_FORCE,
     OPT_DRYRUN,
     OPT_WAIT,
     OPT_LOCKOUT};
