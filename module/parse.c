@@ -219,6 +219,9 @@ int rl_parse_clause(const rl_syntax *syn, int nargs, const char *const *args, co
     }
     int i = syn->nparams;
     for (; i < nargs; i++) {
+        /* RL.ALL's next clause starts at LIMIT, which is no option of any syntax: known at once rather than after
+         * a look through the whole table, which would say the same. */
+        if (lens[i] == 5 && (args[i][0] & ~0x20) == 'L' && strncasecmp(args[i], "LIMIT", 5) == 0) break;
         const rl_option_spec *o = find_option(syn, args[i], lens[i]);
         if (!o) break;
         if (parse_option(syn, o, nargs, args, lens, &i, req, err) != 0) return -1;
