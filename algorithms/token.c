@@ -155,8 +155,9 @@ static interval_state interval_refill(const token_params *p, interval_state s, i
 /* Time from now until the bucket holds `want` tokens (want <= capacity). */
 static rl_i128 interval_time_to(const token_params *p, interval_state s, int64_t want, int64_t now_us) {
     if (s.tokens >= want) return 0;
-    rl_i128 chunks = rl_ceil_div(want - s.tokens, p->tokens);
-    return (rl_i128)s.anchor_us + chunks * p->period_us - now_us;
+    /* want - tokens <= capacity + RL_MAX_DEBT <= 2 * 10^12 and R >= 1: a 64-bit division, positive, exact. */
+    int64_t chunks = (want - s.tokens + p->tokens - 1) / p->tokens;
+    return (rl_i128)s.anchor_us + (rl_i128)chunks * p->period_us - now_us;
 }
 
 /* The most whole tokens an INTERVAL bucket records below empty: as many as leave it full again within
