@@ -115,16 +115,6 @@ void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us) {
 
 /* --- the replicated state ------------------------------------------------------------------------------ */
 
-static void put_le(unsigned char *p, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int bytes) {
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
 /* value's blob with expire_at_ms, in an allocation of *len bytes the caller frees. */
 static int has_lock(const rl_lease_value *val) { return val->lock.until_us != 0 || val->lock.strikes != 0; }
 
@@ -133,21 +123,21 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
     for (int i = 0; i < val->n; i++) size += BLOB_LEASE + val->v[i].id_len;
     unsigned char *blob = RedisModule_Alloc(size), *p = blob;
     *p++ = lim->tag;
-    put_le(p, (uint64_t)val->n, 4), p += 4;
+    rl_put_le(p, (uint64_t)val->n, 4), p += 4;
     for (int i = 0; i < val->n; i++) {
         const rl_lease *l = &val->v[i];
-        put_le(p, (uint64_t)l->end_us, 8), p += 8;
-        put_le(p, (uint64_t)l->acquired_us, 8), p += 8;
-        put_le(p, (uint64_t)l->units, 4), p += 4;
+        rl_put_le(p, (uint64_t)l->end_us, 8), p += 8;
+        rl_put_le(p, (uint64_t)l->acquired_us, 8), p += 8;
+        rl_put_le(p, (uint64_t)l->units, 4), p += 4;
         *p++ = l->id_len;
         memcpy(p, rl_lease_id(l), l->id_len), p += l->id_len;
     }
     if (has_lock(val)) {
-        put_le(p, (uint64_t)val->lock.until_us, 8), p += 8;
-        put_le(p, (uint64_t)val->lock.forgive_us, 8), p += 8;
-        put_le(p, (uint64_t)val->lock.strikes, 8), p += 8;
+        rl_put_le(p, (uint64_t)val->lock.until_us, 8), p += 8;
+        rl_put_le(p, (uint64_t)val->lock.forgive_us, 8), p += 8;
+        rl_put_le(p, (uint64_t)val->lock.strikes, 8), p += 8;
     }
-    put_le(p, (uint64_t)expire_at_ms, 8);
+    rl_put_le(p, (uint64_t)expire_at_ms, 8);
     *len = size;
     return blob;
 }
@@ -156,7 +146,7 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
 static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t *expire_at_ms) {
     if (len < BLOB_HEAD + BLOB_TAIL) return NULL;
     const unsigned char *end = p + len - BLOB_TAIL;
-    uint64_t n = get_le(p + 1, 4);
+    uint64_t n = rl_get_le(p + 1, 4);
     if (n < 1 || n > RL_LEASE_MAX_LIMIT) return NULL; /* a key without leases is no key: DEL is its effect */
     p += BLOB_HEAD;
     rl_lease_value *val = value_new();
@@ -164,16 +154,18 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
     for (uint64_t i = 0; i < n; i++) {
         rl_lease *l = &val->v[i];
         if (end - p < BLOB_LEASE || end - p < BLOB_LEASE + p[20]) break;
-        l->end_us = (int64_t)get_le(p, 8);
-        l->acquired_us = (int64_t)get_le(p + 8, 8);
-        l->units = (int32_t)get_le(p + 16, 4);
+        l->end_us = (int64_t)rl_get_le(p, 8);
+        l->acquired_us = (int64_t)rl_get_le(p + 8, 8);
+        l->units = (int32_t)rl_get_le(p + 16, 4);
         size_t id_len = p[20];
         id_set(l, (const char *)p + BLOB_LEASE, id_len > RL_LEASE_ID_MAX ? 0 : id_len); /* 0: refused below */
         p += BLOB_LEASE + id_len;
         val->n++;
     }
     if ((uint64_t)val->n == n && end - p == BLOB_LOCK) {
-        val->lock = (rl_lock){(int64_t)get_le(p, 8), (int64_t)get_le(p + 8, 8), (int64_t)get_le(p + 16, 8)};
+        val->lock.until_us = (int64_t)rl_get_le(p, 8);
+        val->lock.forgive_us = (int64_t)rl_get_le(p + 8, 8);
+        val->lock.strikes = (int64_t)rl_get_le(p + 16, 8);
         p += BLOB_LOCK;
         if (!rl_lock_valid(&val->lock) || !has_lock(val)) p = NULL; /* refused below */
     }
@@ -181,7 +173,7 @@ static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t
         value_free(val);
         return NULL;
     }
-    *expire_at_ms = (int64_t)get_le(end, 8);
+    *expire_at_ms = (int64_t)rl_get_le(end, 8);
     if (*expire_at_ms < 0) { /* 0: none (an AOF rewrite, whose PEXPIREAT follows) */
         value_free(val);
         return NULL;

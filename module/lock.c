@@ -93,16 +93,6 @@ int rl_lock_only_read(RedisModuleKey *key, rl_lock *l) {
     return 1;
 }
 
-static void put_le64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
 /* Store a lock alone in an open key (whatever it held), with its expiry, and replicate it. */
 void rl_lock_only_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_lock *l,
                       int64_t expire_at_ms) {
@@ -111,10 +101,10 @@ void rl_lock_only_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStrin
     if (!rl_effects_on(ctx)) return;
     unsigned char blob[LOCK_BLOB_LEN];
     blob[0] = LOCK_TAG_BYTE;
-    put_le64(blob + 1, (uint64_t)l->until_us);
-    put_le64(blob + 9, (uint64_t)l->forgive_us);
-    put_le64(blob + 17, (uint64_t)l->strikes);
-    put_le64(blob + 25, (uint64_t)expire_at_ms);
+    rl_put_le(blob + 1, (uint64_t)l->until_us, 8);
+    rl_put_le(blob + 9, (uint64_t)l->forgive_us, 8);
+    rl_put_le(blob + 17, (uint64_t)l->strikes, 8);
+    rl_put_le(blob + 25, (uint64_t)expire_at_ms, 8);
     RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, sizeof blob);
 }
 
@@ -129,10 +119,10 @@ int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         if (len == 0 || (unsigned char)a2[0] != LOCK_TAG_BYTE) return 0;
         if (len != LOCK_BLOB_LEN) return RedisModule_ReplyWithError(ctx, "ERR state: a lock's state is 33 bytes"), 1;
         const unsigned char *p = (const unsigned char *)a2;
-        l.until_us = (int64_t)get_le64(p + 1);
-        l.forgive_us = (int64_t)get_le64(p + 9);
-        l.strikes = (int64_t)get_le64(p + 17);
-        expire_at_ms = (int64_t)get_le64(p + 25);
+        l.until_us = (int64_t)rl_get_le(p + 1, 8);
+        l.forgive_us = (int64_t)rl_get_le(p + 9, 8);
+        l.strikes = (int64_t)rl_get_le(p + 17, 8);
+        expire_at_ms = (int64_t)rl_get_le(p + 25, 8);
         if (expire_at_ms < 1) return RedisModule_ReplyWithError(ctx, "ERR state: no valid expiry"), 1;
     } else {
         if (len != 4 || strncasecmp(a2, "LOCK", 4) != 0) return 0;

@@ -165,6 +165,17 @@ int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
+/* The replicated states' blobs (setstate.c, lease_type.c, lock.c) write their numbers little-endian, in `bytes`
+ * bytes. */
+static inline void rl_put_le(unsigned char *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline uint64_t rl_get_le(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
 /* setstate.c: the replicated effect of a cell write (RL.SETSTATE applies it), and of one with the key's lock
  * record rec. */
 void rl_replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,

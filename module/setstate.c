@@ -21,29 +21,19 @@
 #define LOCK_REC_WORDS 4
 #define STATE_BLOB_MAX (STATE_BLOB_FIXED + 8 * (RL_CELL_MAX_WORDS + LOCK_REC_WORDS))
 
-static void put_le64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
 static void replicate_cell(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_limiter *lim, const rl_cell *cell,
                            unsigned n, const rl_lock_rec *rec, int64_t expire_at_ms) {
     if (!rl_effects_on(ctx)) return;
     unsigned char blob[STATE_BLOB_MAX];
     blob[0] = lim->tag;
-    for (unsigned i = 0; i < n; i++) put_le64(blob + 1 + 8 * i, cell->w[i]);
+    for (unsigned i = 0; i < n; i++) rl_put_le(blob + 1 + 8 * i, cell->w[i], 8);
     unsigned words = n;
     if (rec) {
         uint64_t v[LOCK_REC_WORDS] = {(uint64_t)rec->lock.until_us, (uint64_t)rec->lock.forgive_us,
                                       (uint64_t)rec->lock.strikes, (uint64_t)rec->state_expire_ms};
-        for (unsigned i = 0; i < LOCK_REC_WORDS; i++) put_le64(blob + 1 + 8 * words++, v[i]);
+        for (unsigned i = 0; i < LOCK_REC_WORDS; i++) rl_put_le(blob + 1 + 8 * words++, v[i], 8);
     }
-    put_le64(blob + 1 + 8 * words, (uint64_t)expire_at_ms);
+    rl_put_le(blob + 1 + 8 * words, (uint64_t)expire_at_ms, 8);
     RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, (size_t)(STATE_BLOB_FIXED + 8 * words));
 }
 
@@ -99,18 +89,18 @@ static const char *parse_blob(RedisModuleString *arg, state_args *out) {
     out->lim = cell_limiter_tagged(p[0]);
     if (!out->lim) return "ERR state: unknown kind";
     unsigned all = (unsigned)((len - STATE_BLOB_FIXED) / 8);
-    out->cell.w[0] = get_le64(p + 1);
+    out->cell.w[0] = rl_get_le(p + 1, 8);
     out->nwords = out->lim->alg->words(&out->cell);
     out->has_rec = all == out->nwords + LOCK_REC_WORDS;
     if (!out->has_rec) out->nwords = all; /* checked against words() by the caller */
     if (out->nwords > RL_CELL_MAX_WORDS) return "ERR state: not a valid state of this kind";
-    for (unsigned i = 0; i < out->nwords; i++) out->cell.w[i] = get_le64(p + 1 + 8 * i);
+    for (unsigned i = 0; i < out->nwords; i++) out->cell.w[i] = rl_get_le(p + 1 + 8 * i, 8);
     if (out->has_rec) {
         const unsigned char *r = p + 1 + 8 * out->nwords;
-        out->rec = (rl_lock_rec){{(int64_t)get_le64(r), (int64_t)get_le64(r + 8), (int64_t)get_le64(r + 16)},
-                                 (int64_t)get_le64(r + 24)};
+        out->rec.lock = (rl_lock){(int64_t)rl_get_le(r, 8), (int64_t)rl_get_le(r + 8, 8), (int64_t)rl_get_le(r + 16, 8)};
+        out->rec.state_expire_ms = (int64_t)rl_get_le(r + 24, 8);
     }
-    out->expire_at_ms = (int64_t)get_le64(p + 1 + 8 * all);
+    out->expire_at_ms = (int64_t)rl_get_le(p + 1 + 8 * all, 8);
     if (out->expire_at_ms < 1) return "ERR state: no valid expiry";
     return NULL;
 }
