@@ -125,7 +125,8 @@ static void leaky_decide(const rl_request *req, rl_cell *cell, int exists, rl_re
     leaky_store(&p, cell, now, scaled);
 
     /* Denied: room for n units opens when the level is down to C - n. */
-    rl_i128 retry_us = !refund && cost <= p.capacity ? leaky_time_to_drain(&p, scaled, full - need) : -1;
+    /* (an admitted request has no retry: rl_reply_times answers -1 without reading it) */
+    rl_i128 retry_us = !reply->allowed && cost <= p.capacity ? leaky_time_to_drain(&p, scaled, full - need) : -1;
     rl_reply_times(reply, retry_us, leaky_time_to_drain(&p, scaled, 0));
 }
 

@@ -121,7 +121,8 @@ static void continuous_decide(const token_params *p, rl_i128 scaled, int64_t now
     continuous_store(p, cell, now_us, scaled);
 
     /* scaled grows by R per µs: it reaches x at now + ceil((x - scaled) / R). */
-    rl_i128 retry_us = !refund && cost <= p->capacity ? rl_ceil_div(need - scaled, p->tokens) : -1;
+    /* (an admitted request has no retry: rl_reply_times answers -1 without reading it) */
+    rl_i128 retry_us = !reply->allowed && cost <= p->capacity ? rl_ceil_div(need - scaled, p->tokens) : -1;
     rl_i128 idle_us = rl_ceil_div(full - scaled, p->tokens);
     rl_reply_times(reply, retry_us, idle_us);
 }
@@ -218,7 +219,7 @@ static void interval_decide(const token_params *p, interval_state s, int64_t now
     reply->remaining = s.tokens > 0 ? s.tokens : 0;
     interval_write(s, cell);
 
-    rl_i128 retry_us = !refund && cost <= p->capacity ? interval_time_to(p, s, cost, now_us) : -1;
+    rl_i128 retry_us = !reply->allowed && cost <= p->capacity ? interval_time_to(p, s, cost, now_us) : -1;
     rl_reply_times(reply, retry_us, interval_time_to(p, s, p->capacity, now_us));
 }
 

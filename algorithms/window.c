@@ -238,7 +238,7 @@ static void fixed_decide(const rl_request *req, window_view *v, int64_t cost, in
     reply->remaining = fixed_available(v, limit);
 
     /* The count only falls, to 0, when the window ends. */
-    rl_i128 retry_us = !refund && cost <= limit ? window_us_until(window_end_ms, req->now_us) : -1;
+    rl_i128 retry_us = !reply->allowed && cost <= limit ? window_us_until(window_end_ms, req->now_us) : -1;
     rl_i128 idle_us = v->curr > 0 ? window_us_until(window_end_ms, req->now_us) : 0;
     rl_reply_times(reply, retry_us, idle_us);
 }

@@ -20,9 +20,12 @@
 #include "compat.h"
 #include "rl_module.h"
 
+/* (The lock's paths below are kept out of line: inlined, they would make every call's prepare and commit save
+ * more registers, for paths that only keys with a lock take.) */
+
 /* The key's lock holds: the algorithm's reply, for its retry, becomes the lock's denial, its reset that of the
  * state as it stands (a look); nothing changes. */
-static const char *prepare_locked(rl_pending *p, const rl_lock_rec *rec) {
+static __attribute__((noinline)) const char *prepare_locked(rl_pending *p, const rl_lock_rec *rec) {
     int exists = p->u.cell.stored != NULL;
     rl_cell copy = p->u.cell.next;
     p->lim->alg->decide(p->req, &copy, exists, &p->reply);
@@ -38,7 +41,8 @@ static const char *prepare_locked(rl_pending *p, const rl_lock_rec *rec) {
 
 /* After the decision on a key that has a lock record, or a request with LOCKOUT: the record after the call, and
  * whether committing changes the key. */
-static const char *prepare_record(rl_pending *p, int had_rec, const rl_lock_rec *before, int lock_only) {
+static __attribute__((noinline)) const char *prepare_record(rl_pending *p, int had_rec, const rl_lock_rec *before,
+                                                             int lock_only) {
     int64_t now_us = p->req->now_us;
     int own_idle = p->reply.reset_after_ms == 0;
     p->u.cell.state_expire_ms = own_idle ? 0 : rl_clock_expire_at_ms(now_us, p->reply.reset_after_us);
@@ -114,7 +118,7 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
 }
 
 /* A commit whose key keeps a lock record: the state with it, or the lock alone when the state is idle. */
-static void commit_locked(RedisModuleCtx *ctx, rl_pending *p) {
+static __attribute__((noinline)) void commit_locked(RedisModuleCtx *ctx, rl_pending *p) {
     const rl_lock_rec *rec = &p->u.cell.rec;
     if (rec->state_expire_ms == 0) {
         rl_lock_only_put(ctx, p->key, p->keyname, &rec->lock, p->u.cell.expire_at_ms);
