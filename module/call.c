@@ -168,7 +168,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
                 int starts = p[i].lock_starts && !(p[i].req->flags & RL_F_DRYRUN);
                 rl_lock lock = p[i].lock;
                 describe_unwritten(ctx, &p[i], &looked[i]);
-                if (starts) rl_lock_start(ctx, p[i].keyname, &lock, now_us); /* the lock, and nothing else */
+                if (starts) p[i].lim->steps->lock_start(ctx, p[i].keyname, &lock, now_us); /* the lock alone */
             } else if (p[i].changes && !(p[i].req->flags & RL_F_DRYRUN)) {
                 commit(ctx, &p[i]);
                 o->keys_created += p[i].creates;

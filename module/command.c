@@ -199,6 +199,17 @@ static const RedisModuleCommandArg renew_args[] = {
 static const RedisModuleCommandArg leases_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0}, {0}};
 
+/* RL.UNBLOCK key: its lock ends (lock.c), and the clients waiting on the key are served, since requests that
+ * the lock denied may fit now. */
+static int command_unblock(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    int held;
+    const char *failed = rl_unblock(ctx, argv[1], &held);
+    if (failed) return RedisModule_ReplyWithError(ctx, failed);
+    if (held) rl_wait_serve_keys(ctx, argv + 1, 1);
+    return RedisModule_ReplyWithLongLong(ctx, held);
+}
+
 static const RedisModuleCommandArg block_args[] = {
     {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0},
     {.name = "ms", .type = REDISMODULE_ARG_TYPE_INTEGER, .key_spec_index = -1},
@@ -268,7 +279,7 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
     table[n++] = (command_def){"rl.block", rl_block_command, "write deny-oom fast", 3, KEY_AT_1, rw, RL_SINCE_LOCKS,
                                "Locks a limiter key for ms: every limiter command is denied on it until then.", "O(1)",
                                DOCS_GIVEN, NULL, block_args, 1, ALWAYS};
-    table[n++] = (command_def){"rl.unblock", rl_unblock_command, "write fast", 2, KEY_AT_1, rw, RL_SINCE_LOCKS,
+    table[n++] = (command_def){"rl.unblock", command_unblock, "write fast", 2, KEY_AT_1, rw, RL_SINCE_LOCKS,
                                "Ends a key's lock and forgives its strikes, answering 1 if a lock held, else 0.", "O(1)",
                                DOCS_GIVEN, NULL, leases_args, 1, ALWAYS};
     table[n++] = (command_def){"rl.lockinfo", rl_lockinfo_command, "readonly fast", 2, KEY_AT_1, read, RL_SINCE_LOCKS,

@@ -222,7 +222,7 @@ int rl_lease_setstate(RedisModuleCtx *ctx, const rl_limiter *lim, RedisModuleStr
     if (!val) return RedisModule_ReplyWithError(ctx, "ERR state: not a valid state of this kind");
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     const rl_limiter *current = rl_cell_limiter_of(key);
-    rl_lock alone; /* a lock alone (lock.c) is replaced: the primary makes leases over one after its lock */
+    rl_lock alone; /* a lock alone (lock_type.c) is replaced: the primary makes leases over one after its lock */
     if (current == RL_CELL_OTHER && rl_lock_only_read(key, &alone)) current = NULL;
     if (current != NULL && current != lim) {
         RedisModule_CloseKey(key);

@@ -1,7 +1,7 @@
 /* reset.c -- RL.RESET key [key ...]: forget limiters, as if they had been idle for long.
  *
  * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's; or a
- * lock alone, lock.c: its lock goes with it)
+ * lock alone, lock_type.c: its lock goes with it)
  * and answers how many it deleted; a missing key counts 0. It checks every key before deleting any, so a
  * key of another type answers WRONGTYPE and nothing is deleted. Clients waiting (WAIT) on a deleted key
  * are served at once: a forgotten limiter is a full one. Each deletion is replicated as DEL and

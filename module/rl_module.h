@@ -67,6 +67,9 @@ typedef struct rl_steps {
     const char *(*prepare)(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]);
     void (*commit)(RedisModuleCtx *ctx, rl_pending *p);
     void (*release)(RedisModuleCtx *ctx, rl_pending *p);
+    /* Write lock l alone into the key (a denied RL.ALL's clause that starts one, LOCKOUT), its state untouched:
+     * rl_lock_start (lock.c) for the storages that take LOCKOUT, NULL for the others. */
+    void (*lock_start)(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us);
 } rl_steps;
 
 /* One row of the list (limiters.h), with what the module attaches to it. */
@@ -108,7 +111,10 @@ int rl_value_holds(const void *value, unsigned stored_words, const rl_cell *cell
  * pointer has bit 1 set and bit 0 clear). */
 static inline int rl_value_has_lock(const void *value) { return ((uintptr_t)value & 3) == 2; }
 int rl_value_lock(const rl_limiter *lim, const void *value, rl_lock_rec *rec);
-int rl_lock_rec_valid(const rl_lock_rec *rec);
+/* 1 when a lock record could have been written here (RDB load and RL.SETSTATE check it). */
+static inline int rl_lock_rec_valid(const rl_lock_rec *rec) {
+    return rl_lock_valid(&rec->lock) && rec->state_expire_ms >= 0 && rec->state_expire_ms <= RL_MAX_TIME_MS * 4;
+}
 /* The limiter whose module data type an open key holds (a cell limiter's, or a concurrency limiter's leases,
  * whose type lease_type.c registers): NULL if the key is empty, RL_CELL_OTHER if it holds anything else. */
 #define RL_CELL_OTHER ((const rl_limiter *)-1)
@@ -134,7 +140,7 @@ int rl_lease_types_register(RedisModuleCtx *ctx);
 rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us);
 void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us);
 /* Store value's end (the later of its last lease's and its lock record's) as the key's expiry and replicate
- * the key's state; with no lease left, the key holds its lock alone (lock.c), or goes. */
+ * the key's state; with no lease left, the key holds its lock alone (lock_type.c), or goes. */
 void rl_lease_store(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
                     int64_t now_us);
 /* RL.SETSTATE key <blob> for a lease key (the blob's first byte is its limiter's tag). */
@@ -146,9 +152,9 @@ const rl_limiter *rl_lease_limiter_tagged(unsigned char tag);
  * the ids its old primary made in the same µs. */
 void rl_lease_ids_init(int deterministic);
 
-/* lock.c: locks (algorithms/lockout.h) where no limiter state is kept (the rl-locked type: a key locked by
- * RL.BLOCK before any call, or whose state went idle under a lock), RL.BLOCK, RL.UNBLOCK and RL.LOCKINFO on any
- * limiter's key. rl_lock_only_read: 1 and *l when key holds a lock alone. */
+/* lock_type.c: locks (algorithms/lockout.h) where no limiter state is kept (the rl-locked type: a key locked
+ * by RL.BLOCK before any call, or whose state went idle under a lock). rl_lock_only_read: 1 and *l when key
+ * holds a lock alone. lock.c: RL.BLOCK, RL.UNBLOCK and RL.LOCKINFO on any limiter's key. */
 int rl_lock_type_register(RedisModuleCtx *ctx);
 int rl_lock_only_read(RedisModuleKey *key, rl_lock *l);
 void rl_lock_only_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const rl_lock *l,
@@ -157,7 +163,9 @@ int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* A denied RL.ALL's clause that starts a lock: l written into keyname's key, its state untouched. */
 void rl_lock_start(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us);
 int rl_block_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int rl_unblock_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* RL.UNBLOCK's work on keyname: NULL, with *held 1 when a lock held (it ends, the strikes go), else 0 (the
+ * strikes go all the same); or the error. Its command (command.c) serves the clients waiting on the key. */
+const char *rl_unblock(RedisModuleCtx *ctx, RedisModuleString *keyname, int *held);
 int rl_lockinfo_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* leases.c: RL.RELEASE, RL.RENEW and RL.LEASES. */
@@ -165,7 +173,7 @@ int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* The replicated states' blobs (setstate.c, lease_type.c, lock.c) write their numbers little-endian, in `bytes`
+/* The replicated states' blobs (setstate.c, lease_type.c, lock_type.c) write their numbers little-endian, in `bytes`
  * bytes. */
 static inline void rl_put_le(unsigned char *p, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));

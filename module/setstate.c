@@ -15,7 +15,7 @@
 
 #include "rl_module.h"
 
-/* The tag and the expiry around the words; a key's lock record (lock.c) is four words more, after the state's:
+/* The tag and the expiry around the words; a key's lock record (lock.c, rl_module.h) is four words more, after the state's:
  * until_us, forgive_us, strikes, the state's own expiry. */
 #define STATE_BLOB_FIXED 9
 #define LOCK_REC_WORDS 4
@@ -174,7 +174,7 @@ static const char *parse_words(RedisModuleString **argv, int argc, state_args *o
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     /* The compact form has one argument after the key; the readable one at least a kind and two words. */
     if (argc != 3 && argc < 5) return RedisModule_WrongArity(ctx);
-    if (rl_lock_setstate(ctx, argv, argc)) return REDISMODULE_OK; /* a lock alone (lock.c) */
+    if (rl_lock_setstate(ctx, argv, argc)) return REDISMODULE_OK; /* a lock alone (lock_type.c) */
     state_args st;
     char err[RL_ERR_LEN];
     int arity = 0;

@@ -8,7 +8,7 @@
  * they were (a denied request, typically, as a flood of them is) has nothing to write. commit stores the
  * cell with its absolute expiry and replicates that effect (setstate.c), or deletes the key.
  *
- * Locks (algorithms/lockout.h). A key may hold a lock record beside its state, or a lock alone (lock.c's
+ * Locks (algorithms/lockout.h). A key may hold a lock record beside its state, or a lock alone (lock_type.c's
  * rl-locked type, which every cell limiter reads as its own new state). While the lock holds, the algorithm
  * decides only to tell the reply its own retry, and nothing is written: a flood at a locked key costs no write
  * and no replication. Otherwise the decision goes as always, then lockout.c may start a lock (LOCKOUT) or drop
@@ -150,4 +150,5 @@ static void cell_release(RedisModuleCtx *ctx, rl_pending *p) {
     if (p->key) RedisModule_CloseKey(p->key);
 }
 
-const rl_steps rl_cell_steps = {"write deny-oom fast", "readonly fast", cell_prepare, cell_commit, cell_release};
+const rl_steps rl_cell_steps = {"write deny-oom fast", "readonly fast", cell_prepare, cell_commit, cell_release,
+                                rl_lock_start};

@@ -1,6 +1,6 @@
 /* store_lease.c -- the steps of RL.ACQUIRE (rl_lease_steps): a concurrency limit, whose state is the key's
  * leases, the value of a key of its own data type (lease_type.c). A key locked by RL.BLOCK (its value's lock
- * record, or a lock alone: lock.c) denies every acquire while the lock holds, and writes nothing.
+ * record, or a lock alone: lock_type.c) denies every acquire while the lock holds, and writes nothing.
  *
  * prepare opens the key, checks that it holds leases (WRONGTYPE otherwise), and lets the decision
  * (algorithms/concurrency.c) read the leases in place: it answers the reply and a plan (add a lease, renew
@@ -24,7 +24,7 @@ static const char *lease_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     rl_lease_value *stored = NULL; /* this limiter's leases, none (an empty key), or WRONGTYPE */
-    rl_lock alone = {0, 0, 0};     /* the lock a key holding a lock alone has (lock.c) */
+    rl_lock alone = {0, 0, 0};     /* the lock a key holding a lock alone has (lock_type.c) */
     if (RedisModule_ModuleTypeGetType(p->key) == p->lim->type) stored = RedisModule_ModuleTypeGetValue(p->key);
     else if (RedisModule_KeyType(p->key) != REDISMODULE_KEYTYPE_EMPTY && !rl_lock_only_read(p->key, &alone))
         return REDISMODULE_ERRORMSG_WRONGTYPE;
@@ -65,4 +65,5 @@ static void lease_release(RedisModuleCtx *ctx, rl_pending *p) {
 }
 
 /* Not `fast`: a write stores and replicates the key's leases whole, O(leases). */
-const rl_steps rl_lease_steps = {"write deny-oom", "readonly", lease_prepare, lease_commit, lease_release};
+/* (No LOCKOUT: a concurrency denial starts no lock.) */
+const rl_steps rl_lease_steps = {"write deny-oom", "readonly", lease_prepare, lease_commit, lease_release, NULL};

@@ -38,7 +38,7 @@ typedef struct rl_log_pending {
      * takes it or release frees it; newest.name NULL: commit reads the top itself. */
     rl_log_member newest;
     /* The key's lock (algorithms/lockout.h): its member before the call (lock_name, owned, NULL when none;
-     * lock_alone: the key held a lock alone, lock.c's type, no set), the record after the call, alive or not,
+     * lock_alone: the key held a lock alone, lock_type.c's type, no set), the record after the call, alive or not,
      * and whether committing changes it. */
     RedisModuleString *lock_name;
     int lock_alone, lock_alive, lock_changes;

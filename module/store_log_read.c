@@ -297,7 +297,7 @@ const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_L
     int type = RedisModule_KeyType(p->key);
     log_reader r = {.ctx = ctx, .p = p, .now_us = p->req->now_us};
     if (type == REDISMODULE_KEYTYPE_MODULE && rl_lock_only_read(p->key, &r.lock.lock)) {
-        r.has_lock = log->lock_alone = 1; /* a lock alone (lock.c): a new log, locked */
+        r.has_lock = log->lock_alone = 1; /* a lock alone (lock_type.c): a new log, locked */
         type = REDISMODULE_KEYTYPE_EMPTY;
     }
     if (type != REDISMODULE_KEYTYPE_EMPTY && type != REDISMODULE_KEYTYPE_ZSET) return REDISMODULE_ERRORMSG_WRONGTYPE;

@@ -257,7 +257,7 @@ static void write_kept(RedisModuleCtx *ctx, rl_pending *p, log_writer *w) {
  * that left the window, and those beyond the cap. */
 void rl_log_commit(RedisModuleCtx *ctx, rl_pending *p) {
     rl_log_pending *log = &p->u.log;
-    if (log->lock_alone) { /* a lock alone (lock.c) gives way to the set, the lock its member */
+    if (log->lock_alone) { /* a lock alone (lock_type.c) gives way to the set, the lock its member */
         RedisModule_DeleteKey(p->key);
         if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", p->keyname);
     }
