@@ -15,8 +15,8 @@
 
 #include "rl_module.h"
 
-/* The tag and the expiry around the words; a key's lock record (lock.c, rl_module.h) is four words more, after the state's:
- * until_us, forgive_us, strikes, the state's own expiry. */
+/* The tag and the expiry around the words; a key's lock record (rl_lock_rec, rl_module.h) is four words more,
+ * after the state's: until_us, forgive_us, strikes, the state's own expiry. */
 #define STATE_BLOB_FIXED 9
 #define LOCK_REC_WORDS 4
 #define STATE_BLOB_MAX (STATE_BLOB_FIXED + 8 * (RL_CELL_MAX_WORDS + LOCK_REC_WORDS))
