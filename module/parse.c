@@ -153,10 +153,10 @@ static const rl_option_spec *find_option(const rl_syntax *syn, const char *s, si
     char first = (char)(s[0] & ~0x20); /* upper case, for a letter; names are upper-case letters */
     for (int i = 0; i < syn->noptions; i++) {
         const rl_option_spec *o = &syn->options[i];
-        if (o->name[0] != first || (o->flag & syn->excluded)) continue;
-        /* the second letter too: several names share a first one (FIXED, FORCE, FORGIVE) */
-        if (len > 1 && (char)(s[1] & ~0x20) != o->name[1]) continue;
-        if (strlen(o->name) == len && strncasecmp(o->name, s, len) == 0) return o;
+        if (o->name[0] != first || o->name_len != len || (o->flag & syn->excluded)) continue;
+        /* the second letter too (every name has two): several share a first one and a length (FIXED, FORCE) */
+        if ((char)(s[1] & ~0x20) != o->name[1]) continue;
+        if (strncasecmp(o->name, s, len) == 0) return o;
     }
     return NULL;
 }

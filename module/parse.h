@@ -67,6 +67,7 @@ typedef struct rl_option_spec {
     uint32_t conflicts;  /* flags this option cannot be combined with (both ways: each lists the other) */
     const char *value;   /* COMMAND DOCS: the value's name in docs/commands.md ("n", "timeout_ms"); NULL for a
                           * flag */
+    size_t name_len;     /* strlen(name), known when the table is written: the lookup compares it first */
 } rl_option_spec;
 
 /* Every RL.* command that parses: its name (for errors), its numbers, its options, the options of that

@@ -208,7 +208,8 @@ int rl_effects_register(RedisModuleCtx *ctx);
  * admitted, 0 as denied. */
 typedef struct rl_counters {
     long long calls, admitted, denied, units_admitted, errors, keys_created, keys_deleted;
-    long long locked; /* denials by a key's lock (held when the call came): not counted in denied */
+    long long locked; /* denials by a key's lock (held when the call came); denied counts them too, and INFO
+                       * shows denied less locked (one subtraction there rather than a test in every call) */
 } rl_counters;
 #define RL_STAT_ALL (2 * RL_NLIMITERS)
 #define RL_STAT_ALL_RO (RL_STAT_ALL + 1)
@@ -240,8 +241,8 @@ static inline void rl_stats_count(rl_counters *stats, const rl_tally *t) {
         stats->errors++;
     } else if (t->kind == RL_TALLY_DECIDED) {
         stats->admitted += t->allowed != 0;
-        stats->denied += t->allowed == 0 && !t->locked;
-        stats->locked += t->locked != 0;
+        stats->denied += t->allowed == 0;
+        stats->locked += t->locked; /* 0 or 1 */
         stats->units_admitted += t->units;
         stats->keys_created += t->keys_created;
     } else if (t->kind == RL_TALLY_DONE) {

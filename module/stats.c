@@ -60,7 +60,7 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
             continue;
         }
         add_field(ctx, command, "admitted", c->admitted);
-        add_field(ctx, command, "denied", c->denied);
+        add_field(ctx, command, "denied", c->denied - c->locked);
         add_field(ctx, command, "locked", c->locked);
         add_field(ctx, command, "units_admitted", c->units_admitted);
         add_field(ctx, command, "errors", c->errors);

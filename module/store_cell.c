@@ -72,6 +72,26 @@ static __attribute__((noinline)) const char *prepare_record(rl_pending *p, int h
     return NULL;
 }
 
+/* The decision on a key that has a lock record (in its value, or alone), or for a request with a lockout
+ * option: the lock's denial while it holds, otherwise the algorithm's decision and the record after it.
+ * lock_only: the key holds the lock alone (its state is this limiter's new one). */
+static __attribute__((noinline)) const char *prepare_with_lock(rl_pending *p, int lock_only) {
+    const rl_limiter *lim = p->lim;
+    void *stored = p->u.cell.stored;
+    rl_lock_rec rec;
+    int had_rec = 1;
+    if (lock_only) {
+        if (!rl_lock_only_read(p->key, &rec.lock)) return REDISMODULE_ERRORMSG_WRONGTYPE;
+        rec.state_expire_ms = 0;
+    } else {
+        had_rec = stored && rl_value_has_lock(stored) && rl_value_lock(lim, stored, &rec);
+    }
+    if (had_rec && rl_lock_holds(&rec.lock, p->req->now_us)) return prepare_locked(p, &rec);
+    lim->alg->decide(p->req, &p->u.cell.next, stored != NULL, &p->reply);
+    p->u.cell.words = lim->alg->words(&p->u.cell.next);
+    return prepare_record(p, had_rec, &rec, lock_only);
+}
+
 static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     const rl_limiter *lim = p->lim;
     if (lim->alg->validate(p->req, err) != 0) return err;
@@ -81,29 +101,27 @@ static const char *cell_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_
     p->key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     p->u.cell.rec_alive = 0; /* (locked and lock_starts: the caller's, as changes and creates) */
     const rl_limiter *found = rl_cell_limiter_of(p->key);
-    rl_lock_rec rec;
-    int had_rec = 0, lock_only = 0;
+    rl_cell *next = &p->u.cell.next;
+    p->u.cell.stored_words = 0;
     if (found != lim && found != NULL) {
-        if (found != RL_CELL_OTHER || !rl_lock_only_read(p->key, &rec.lock)) return REDISMODULE_ERRORMSG_WRONGTYPE;
-        found = NULL; /* a lock alone: this limiter's new state, locked */
-        rec.state_expire_ms = 0;
-        had_rec = lock_only = 1;
+        /* Anything else is the wrong type, but for a lock alone (rl-locked): this limiter's new state, locked. */
+        if (found != RL_CELL_OTHER) return REDISMODULE_ERRORMSG_WRONGTYPE;
+        p->u.cell.stored = NULL;
+        next->w[0] = next->w[1] = 0;
+        return prepare_with_lock(p, 1);
     }
 
     void *stored = found ? RedisModule_ModuleTypeGetValue(p->key) : NULL;
-    rl_cell *next = &p->u.cell.next;
     p->u.cell.stored = stored;
-    p->u.cell.stored_words = 0;
-    if (stored) {
+    if (stored)
         p->u.cell.stored_words = rl_value_read(lim, stored, next);
-        had_rec = rl_value_has_lock(stored) && rl_value_lock(lim, stored, &rec);
-    } else {
+    else
         next->w[0] = next->w[1] = 0;
-    }
-    if (had_rec && rl_lock_holds(&rec.lock, p->req->now_us)) return prepare_locked(p, &rec);
+    /* A key that never had a lock, asked without a lockout option, pays these two tests and no more. */
+    if (__builtin_expect((p->req->flags & RL_LOCK_FLAGS) || rl_value_has_lock(stored), 0))
+        return prepare_with_lock(p, 0);
     lim->alg->decide(p->req, next, stored != NULL, &p->reply);
     p->u.cell.words = lim->alg->words(next);
-    if (had_rec || (p->req->flags & RL_F_LOCKOUT)) return prepare_record(p, had_rec, &rec, lock_only);
 
     if (p->reply.reset_after_ms == 0) {
         p->changes = stored != NULL; /* idle: the key goes */

@@ -11,9 +11,10 @@
 #include "limiters.h"
 
 #define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define OPT_VALUE(name, value, flag, field, min, max) {name, flag, RL_SLOT(field), min, max, 0, value}
-#define OPT_VALUE_X(name, value, flag, field, min, max, conflicts) {name, flag, RL_SLOT(field), min, max, conflicts, value}
-#define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts, NULL}
+#define OPT_VALUE(name, value, flag, field, min, max) {name, flag, RL_SLOT(field), min, max, 0, value, sizeof(name) - 1}
+#define OPT_VALUE_X(name, value, flag, field, min, max, conflicts) \
+    {name, flag, RL_SLOT(field), min, max, conflicts, value, sizeof(name) - 1}
+#define OPT_FLAG(name, flag, conflicts) {name, flag, RL_NO_VALUE, 0, 0, conflicts, NULL, sizeof(name) - 1}
 #define OPT_COST(max) OPT_VALUE_X("COST", "n", RL_F_COST, cost, 0, max, RL_F_REFUND)
 /* REFUND n gives back n units: it fills the cost slot (the algorithm reads it as a refund), so it takes the
  * place of COST, and admits nothing partially nor forces nor holds a reply or waits. Its range is its
@@ -111,7 +112,8 @@ static const rl_option_spec slidinglog_options[] = {
  * refused by the algorithm's validate), and share a slot. COST starts at 1, as Guava refuses 0 permits; no
  * REFUND or ATMOST (a reservation is granted whole). The values go to the request fields smooth.h names. */
 /* A decimal option: its value and bounds in millionths (parse.h). */
-#define OPT_DECIMAL(name, value, flag, field, min, max) {name, flag, RL_SLOT_DECIMAL(field), min, max, 0, value}
+#define OPT_DECIMAL(name, value, flag, field, min, max) \
+    {name, flag, RL_SLOT_DECIMAL(field), min, max, 0, value, sizeof(name) - 1}
 static const rl_option_spec smooth_options[] = {
     OPT_VALUE_X("WARMUP", "warmup_ms", RL_F_WARMUP, params[1], 1, RL_MAX_PERIOD_MS, RL_F_MAXBURST),
     OPT_VALUE_X("MAXBURST", "burst_ms", RL_F_MAXBURST, params[1], 0, RL_MAX_PERIOD_MS, RL_F_WARMUP),
@@ -134,7 +136,7 @@ static const rl_option_spec smooth_options[] = {
  * lease back) or ATMOST. */
 static const rl_option_spec concurrency_options[] = {
     OPT_VALUE("COST", "n", RL_F_COST, cost, 1, RL_LEASE_MAX_LIMIT),
-    {"ID", RL_F_ID, RL_SLOT_STRING(id_arg), 1, RL_LEASE_ID_MAX, 0, "lease_id"},
+    {"ID", RL_F_ID, RL_SLOT_STRING(id_arg), 1, RL_LEASE_ID_MAX, 0, "lease_id", 2},
     OPT_WAIT,
     OPT_DRYRUN};
 #define CONCURRENCY_PARAMS 2, {{"limit", 1, RL_LEASE_MAX_LIMIT, 0, NULL}, PERIOD_PARAM("lease_ms")}

@@ -4,7 +4,7 @@
  * (how many arguments a clause uses) and the module's own tables (limiters.h): what each parses, that
  * options that exclude each other say so both ways (the parser refuses either order, and COMMAND DOCS shows
  * them as one choice), and that every value has its name for COMMAND DOCS; RL.ALL's own options; a positional
- * choice (RL.QUOTA's DAY|WEEK|MONTH). */
+ * choice (RL.QUOTA's DAY|WEEK|MONTH); every option's name length as its table records it. */
 #include "../module/limiters.h"
 #include "check.h"
 
@@ -15,11 +15,11 @@
 #define T_MINGAP RL_F_ALG(2)
 
 static const rl_option_spec options[] = {
-    {"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0, "n"},
-    {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0, NULL},
-    {"FIXED", T_FIXED, RL_NO_VALUE, 0, 0, T_SLIDING, NULL},
-    {"SLIDING", T_SLIDING, RL_NO_VALUE, 0, 0, T_FIXED, NULL},
-    {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0, "ms"},
+    {"COST", RL_F_COST, RL_SLOT(cost), 0, RL_MAX_COUNT, 0, "n", 4},
+    {"DRYRUN", RL_F_DRYRUN, RL_NO_VALUE, 0, 0, 0, NULL, 6},
+    {"FIXED", T_FIXED, RL_NO_VALUE, 0, 0, T_SLIDING, NULL, 5},
+    {"SLIDING", T_SLIDING, RL_NO_VALUE, 0, 0, T_FIXED, NULL, 7},
+    {"MINGAP", T_MINGAP, RL_SLOT(mingap_ms), 1, RL_MAX_PERIOD_MS, 0, "ms", 6},
 };
 static const rl_syntax syntax = {"rl.test", 2, {{"limit", 1, RL_MAX_COUNT, 0, NULL}, {"window_ms", 1, RL_MAX_PERIOD_MS, 0, NULL}},
                                  options, 5, 0, NULL, NULL, NULL};
@@ -255,6 +255,9 @@ static void test_tables(void) {
         for (int i = 0; i < syn->noptions; i++) {
             const rl_option_spec *o = &syn->options[i];
             if (!check_record((o->slot == RL_NO_VALUE) == (o->value == NULL), __FILE__, __LINE__, o->name)) continue;
+            /* the length the lookup compares first, and the second letter it compares next, are there */
+            if (!check_record(o->name_len == strlen(o->name) && o->name_len >= 2, __FILE__, __LINE__, o->name))
+                continue;
             for (int j = 0; j < syn->noptions; j++) {
                 const rl_option_spec *p = &syn->options[j];
                 if (j == i) continue;
