@@ -3,11 +3,12 @@ headers (headers.py), framework-neutral request checks (policy.py) and a Flask m
 imported on its own so that the rest needs only redis-py)."""
 
 from .headers import rate_limit_headers
-from .limits import (AcquireResult, AllResult, Concurrency, Lease, Leaky, LockInfo, Lockout, Quota, Result,
-                     SlidingLog, Token, Window, acquire, block, leases, limit, limit_all, lockinfo, release, renew,
-                     unblock)
+from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease, Leaky, LockInfo, Lockout, Quota,
+                     Result, SlidingLog, Smooth, ThrottleResult, Token, Window, acquire, block, leases, limit,
+                     limit_all, lockinfo, release, renew, reset, throttle, unblock)
 from .policy import Decision, Policy, check
 
-__all__ = ["AcquireResult", "AllResult", "Concurrency", "Decision", "Lease", "Leaky", "LockInfo", "Lockout",
-           "Policy", "Quota", "Result", "SlidingLog", "Token", "Window", "acquire", "block", "check", "leases",
-           "limit", "limit_all", "lockinfo", "rate_limit_headers", "release", "renew", "unblock"]
+__all__ = ["AcquireResult", "AllResult", "AtMostResult", "Concurrency", "Decision", "Lease", "Leaky", "LockInfo",
+           "Lockout", "Policy", "Quota", "Result", "SlidingLog", "Smooth", "ThrottleResult", "Token", "Window",
+           "acquire", "block", "check", "leases", "limit", "limit_all", "lockinfo", "rate_limit_headers", "release",
+           "renew", "reset", "throttle", "unblock"]

@@ -10,20 +10,25 @@ from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
 from .headers import problem, rate_limit_headers
-from .limits import Concurrency, Result, limit, limit_all
+from .limits import Concurrency, Result, Smooth, limit, limit_all
 
 
 @dataclass(frozen=True)
 class Policy:
     """A named limit: `name` is the draft's policy identifier, `spec` the limiter (Token, Window...).
     Not Concurrency: a lease must be released when the request ends, which a rate-limit check does not
-    do (each request would hold its units until the lease expired); use acquire() and release()."""
+    do (each request would hold its units until the lease expired); use acquire() and release(). Not
+    Smooth: it reserves, and its wait_ms says how long to hold the request, which the middleware never
+    does (and the headers have no mapping for a reservation: docs/headers.md); call limit() and wait."""
     name: str
     spec: object
 
     def __post_init__(self):
         if isinstance(self.spec, Concurrency):
             raise TypeError(f"policy {self.name!r}: Concurrency is not a rate limit (use acquire/release)")
+        if isinstance(self.spec, Smooth):
+            raise TypeError(f"policy {self.name!r}: Smooth reserves, its wait_ms is for the caller to wait "
+                            "(use limit() and honour wait_ms)")
 
 
 @dataclass(frozen=True)
