@@ -43,6 +43,12 @@ function rateLimit({ redis, policies, key = apiKeyOrAddress, prefix = 'rl:', fai
   if (leased) {
     throw new Error(`rateLimit: policy ${leased.name}: concurrency is not a rate limit (use acquire/release)`);
   }
+  // A smooth limiter reserves: its waitMs is how long to hold the request, which the middleware never does
+  // (and the headers have no mapping for a reservation: docs/headers.md). Call limit() and wait instead.
+  const reserving = policies.find((p) => p.spec.kind === 'SMOOTH');
+  if (reserving) {
+    throw new Error(`rateLimit: policy ${reserving.name}: smooth reserves, its waitMs is for the caller to wait (use limit())`);
+  }
   return async function rateLimitMiddleware(req, res, next) {
     const clientKey = key(req);
     if (clientKey === null || clientKey === undefined) return next();
