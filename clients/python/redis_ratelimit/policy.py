@@ -1,5 +1,6 @@
 """Framework-neutral request limiting: named policies, one decision per request, and the decision's
-HTTP headers and 429 body. The Flask middleware (flask.py) is a thin layer over `check()`.
+HTTP headers and 429 body. The Flask middleware (flask.py) is a thin layer over `check_request()`.
+(These policies live in the application; stored_policy.py has the ones kept in Redis, RL.POLICY.)
 
 The idea: one policy is one RL.* command; several run as one atomic RL.ALL, so a request is admitted by
 all of them or consumes from none. Each client key gets one Redis key per policy, all under the same
@@ -54,7 +55,8 @@ def redis_key(prefix: str, client_key: str, policy: Policy) -> str:
     return f"{prefix}{{{client_key}}}:{policy.name}"
 
 
-def check(client, policies: Sequence[Policy], client_key: str, prefix: str = "rl:", cost: int = 1) -> Decision:
+def check_request(client, policies: Sequence[Policy], client_key: str, prefix: str = "rl:",
+                  cost: int = 1) -> Decision:
     """Decide one request of `client_key` against every policy (RL.* for one, RL.ALL for several)."""
     start = time.perf_counter_ns()
     if len(policies) == 1:
