@@ -73,8 +73,8 @@ async function check(redis, policy, key, opts = {}) {
 const text = String;
 const KINDS = {
   TOKEN: [token, [Number, Number, Number]], LEAKY: [leaky, [Number, Number, Number]],
-  WINDOW: [window, [Number, Number]], SLIDINGLOG: [slidingLog, [Number, Number]], SMOOTH: [smooth, [Number]], QUOTA: [quota, [Number, text]],
-  CONCURRENCY: [concurrency, [Number, Number]],
+  WINDOW: [window, [Number, Number]], SLIDINGLOG: [slidingLog, [Number, Number]], SMOOTH: [smooth, [Number]],
+  QUOTA: [quota, [Number, text]], CONCURRENCY: [concurrency, [Number, Number]],
 };
 // option -> [its name among the spec's options ('lockout.x' for lockout()'s, null for none), its value's
 // type (null for a flag)]
@@ -89,8 +89,8 @@ const OPTIONS = {
 // The options each spec function takes (any other is refused here, as the module refuses it).
 const TAKES = {
   TOKEN: ['interval', 'cost', 'force'], LEAKY: ['nodelay', 'cost', 'force'],
-  WINDOW: ['fixed', 'subwindows', 'cost', 'force'], SLIDINGLOG: ['mingapMs', 'cost', 'force'], SMOOTH: ['warmupMs', 'maxburstMs', 'coldfactor', 'maxwaitMs', 'cost'],
-  QUOTA: ['offsetMinutes', 'cost', 'force'], CONCURRENCY: ['leaseId', 'cost'],
+  WINDOW: ['fixed', 'subwindows', 'cost', 'force'], SLIDINGLOG: ['mingapMs', 'cost', 'force'],
+  SMOOTH: ['warmupMs', 'maxburstMs', 'coldfactor', 'maxwaitMs', 'cost'], QUOTA: ['offsetMinutes', 'cost', 'force'], CONCURRENCY: ['leaseId', 'cost'],
 };
 
 // RL.POLICY GET's reply (`[SHADOW] LIMIT limitName spec ...`) as { name, shadow, limits }. A word this
