@@ -90,7 +90,8 @@ const OPTIONS = {
 const TAKES = {
   TOKEN: ['interval', 'cost', 'force'], LEAKY: ['nodelay', 'cost', 'force'],
   WINDOW: ['fixed', 'subwindows', 'cost', 'force'], SLIDINGLOG: ['mingapMs', 'cost', 'force'],
-  SMOOTH: ['warmupMs', 'maxburstMs', 'coldfactor', 'maxwaitMs', 'cost'], QUOTA: ['offsetMinutes', 'cost', 'force'], CONCURRENCY: ['leaseId', 'cost'],
+  SMOOTH: ['warmupMs', 'maxburstMs', 'coldfactor', 'maxwaitMs', 'cost'], QUOTA: ['offsetMinutes', 'cost', 'force'],
+  CONCURRENCY: ['leaseId', 'cost'],
 };
 
 // RL.POLICY GET's reply (`[SHADOW] LIMIT limitName spec ...`) as { name, shadow, limits }. A word this
