@@ -106,21 +106,16 @@ static int clause_cost(rl_request *req, const rl_request *whole, const rl_limite
     return 0;
 }
 
-/* Parse clause i at args[*at]: LIMIT kind numbers [options]. Returns 0 or -1 with err. */
-static int parse_clause(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
-                        const rl_request *whole, char err[RL_ERR_LEN]) {
-    if (*at >= nargs || !arg_is(args[*at], lens[*at], "LIMIT")) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: expected LIMIT kind ... for key %d (one LIMIT per key)", i + 1, i + 1);
-        return -1;
-    }
-    const rl_limiter *lim = *at + 1 < nargs ? limiter_named(args[*at + 1], lens[*at + 1]) : NULL;
+int rl_all_parse_spec(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
+                      const rl_request *whole, char err[RL_ERR_LEN]) {
+    const rl_limiter *lim = *at < nargs ? limiter_named(args[*at], lens[*at]) : NULL;
     if (!lim) {
         char kinds[96];
         rl_kind_names(kinds, sizeof kinds, NULL, " or ");
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: kind must be %s", i + 1, kinds);
         return -1;
     }
-    *at += 2;
+    *at += 1;
     /* A clause takes its command's arguments but DRYRUN, BLOCK and WAIT: the read-only form's syntax. */
     const rl_syntax *syn = lim->syntax_ro;
     if (nargs - *at < syn->nparams) {
@@ -148,6 +143,17 @@ static int parse_clause(rl_call *call, int i, int nargs, const char **args, cons
     req->flags |= whole->flags & RL_F_DRYRUN;
     call->clause[i].lim = lim;
     return 0;
+}
+
+/* Parse clause i at args[*at]: LIMIT kind numbers [options]. Returns 0 or -1 with err. */
+static int parse_clause(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
+                        const rl_request *whole, char err[RL_ERR_LEN]) {
+    if (*at >= nargs || !arg_is(args[*at], lens[*at], "LIMIT")) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: expected LIMIT kind ... for key %d (one LIMIT per key)", i + 1, i + 1);
+        return -1;
+    }
+    *at += 1;
+    return rl_all_parse_spec(call, i, nargs, args, lens, at, whole, err);
 }
 
 /* A word before the first LIMIT that is not one of the call's options: named, with the options there are. */
@@ -220,6 +226,7 @@ int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_ca
     if (nargs < 0 || nargs > ALL_MAX_ARGS) return -1;
     call->n = (int)n;
     call->all = 1;
+    call->policy = NULL;
     for (int i = 0; i < call->n; i++) call->clause[i].key = argv[2 + i];
     const char *args[ALL_MAX_ARGS];
     size_t lens[ALL_MAX_ARGS];

@@ -40,7 +40,7 @@ void rl_answer_gone(const rl_call *call) {
 }
 
 int rl_answer_unblocked(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o) {
-    rl_answer_count(call->stats, o);
+    rl_answer_count(call, o);
     rl_clients_waiting--;
     return rl_send_outcome(ctx, o);
 }
@@ -72,7 +72,7 @@ static void unblock_with(RedisModuleBlockedClient *bc, const rl_outcome *o) {
 }
 
 void rl_answer_blocked(RedisModuleBlockedClient *bc, const rl_call *call, const rl_outcome *o) {
-    rl_answer_count(call->stats, o);
+    rl_answer_count(call, o);
     unblock_with(bc, o);
 }
 

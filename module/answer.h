@@ -10,7 +10,9 @@ int rl_can_block(RedisModuleCtx *ctx);
 /* Hold an admitted reply server-side for its wait_ms (BLOCK), its fields made true when it is sent. */
 int rl_answer_hold(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o);
 /* What a decided call adds to its counters. */
-static inline void rl_answer_count(rl_counters *stats, const rl_outcome *o) {
+static inline void rl_answer_count(const rl_call *call, const rl_outcome *o) {
+    rl_counters *stats = call->stats;
+    if (call->policy) rl_policy_count(call->policy, o);
     /* (locked: read only for a decided call, whose outcome sets it; only a denial has it) */
     rl_tally t = {o->error ? RL_TALLY_ERROR : RL_TALLY_DECIDED, (int)o->allowed, o->units, o->keys_created, 0,
                   o->locked};
@@ -19,7 +21,7 @@ static inline void rl_answer_count(rl_counters *stats, const rl_outcome *o) {
 /* Count a decided call, then reply now, or with BLOCK hold the admitted reply (the one BLOCK dispatch).
  * Inline: every call passes here. */
 static inline int rl_answer(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o) {
-    rl_answer_count(call->stats, o);
+    rl_answer_count(call, o);
     if ((call->flags & (RL_F_BLOCK | RL_F_DRYRUN)) == RL_F_BLOCK && !o->error && o->allowed &&
         o->replies[0].wait_ms > 0 && rl_can_block(ctx))
         return rl_answer_hold(ctx, call, o);

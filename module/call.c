@@ -25,6 +25,7 @@
 
 static void commit(RedisModuleCtx *ctx, rl_pending *p) {
     p->lim->steps->commit(ctx, p);
+    if (p->lim->steps->finish) return; /* clauses that share a key: signalled once, by finish */
     RedisModule_SignalModifiedKey(ctx, p->keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
 }
@@ -133,8 +134,16 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
     rl_pending p[RL_ALL_MAX_LIMITS];
     rl_request looked[RL_ALL_MAX_LIMITS]; /* the requests as this decision sees them, when it changes them */
     int64_t now_us = rl_clock_now_us();
-    int n = call->n, prepared = 0, allowed = 1;
     const char *failed = NULL;
+    o->shadow_denied = o->named = 0;
+    if (call->policy && !call->policy->current) { /* a waiter's policy, replaced since */
+        failed = rl_policy_refresh(call, o->errbuf);
+        if (failed) {
+            o->error = failed;
+            return;
+        }
+    }
+    int n = call->n, prepared = 0, allowed = 1;
     for (; prepared < n && !failed; prepared++) {
         rl_clause *c = &call->clause[prepared];
         rl_request *req = &c->req;
@@ -168,7 +177,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
                 int starts = p[i].lock_starts && !(p[i].req->flags & RL_F_DRYRUN);
                 rl_lock lock = p[i].lock;
                 describe_unwritten(ctx, &p[i], &looked[i]);
-                if (starts) p[i].lim->steps->lock_start(ctx, p[i].keyname, &lock, now_us); /* the lock alone */
+                if (starts) p[i].lim->steps->lock_start(ctx, &p[i], &lock, now_us); /* the lock alone */
             } else if (p[i].changes && !(p[i].req->flags & RL_F_DRYRUN)) {
                 commit(ctx, &p[i]);
                 o->keys_created += p[i].creates;
@@ -177,6 +186,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
             if (allowed && !(p[i].req->flags & RL_F_DRYRUN)) o->units += p[i].reply.granted; /* a refund: none */
             if (p[i].lim->steps == &rl_lease_steps) lease_of(o, i, &p[i], written);
         }
+        if (n && p[0].lim->steps->finish) p[0].lim->steps->finish(ctx, &p[0]);
     }
     for (int i = 0; i < prepared; i++) p[i].lim->steps->release(ctx, &p[i]);
     o->error = failed;
@@ -187,6 +197,8 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
     o->allowed = allowed;
     if (call->all) {
         fill_all(o, p, n);
+        o->named = call->policy != NULL;
+        if (o->named) rl_policy_name_replies(call->policy, o);
     } else {
         o->replies[0] = p[0].reply;
         o->retry_after_ms = p[0].reply.retry_after_ms;
@@ -196,9 +208,12 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
 }
 
 rl_call *rl_call_keep(const rl_call *call) {
+    /* A policy's call has room for every clause: its policy may be replaced by one of more limits meanwhile. */
+    size_t room = offsetof(rl_call, clause) + (size_t)(call->policy ? RL_ALL_MAX_LIMITS : call->n) * sizeof call->clause[0];
     size_t size = offsetof(rl_call, clause) + (size_t)call->n * sizeof call->clause[0];
-    rl_call *kept = RedisModule_Alloc(size);
+    rl_call *kept = RedisModule_Alloc(room);
     memcpy(kept, call, size);
+    if (kept->policy) rl_policy_hold(kept->policy);
     for (int i = 0; i < call->n; i++) {
         RedisModule_RetainString(NULL, kept->clause[i].key);
         if (kept->clause[i].id) RedisModule_RetainString(NULL, kept->clause[i].id);
@@ -207,6 +222,7 @@ rl_call *rl_call_keep(const rl_call *call) {
 }
 
 void rl_call_free(rl_call *call) {
+    if (call->policy) rl_policy_drop(call->policy);
     for (int i = 0; i < call->n; i++) {
         RedisModule_FreeString(NULL, call->clause[i].key);
         if (call->clause[i].id) RedisModule_FreeString(NULL, call->clause[i].id);

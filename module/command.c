@@ -47,6 +47,7 @@ static int limiter_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     if (syntax->excluded & RL_F_DRYRUN) req->flags |= RL_F_DRYRUN; /* a read-only form */
     call.n = 1;
     call.all = 0;
+    call.policy = NULL;
     call.flags = req->flags;
     call.wait_timeout_ms = req->wait_timeout_ms;
     call.stats = stats;
@@ -75,6 +76,24 @@ static int command_all_ro(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     return all_command(ctx, argv, argc, &rl_all_syntax_ro, &rl_stats[RL_STAT_ALL_RO]);
 }
 
+/* RL.CHECK and RL.CHECK_RO: a call of one clause per limit of the policy, all on the key (policy.c). */
+static int check_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const rl_syntax *syn,
+                         rl_counters *stats) {
+    rl_call call;
+    char err[RL_ERR_LEN];
+    if (rl_check_parse(syn, argv, argc, &call, err) != 0) return rl_answer_error(ctx, stats, err[0] ? err : NULL);
+    call.stats = stats;
+    return run(ctx, &call);
+}
+
+static int command_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return check_command(ctx, argv, argc, &rl_check_syntax, &rl_stats[RL_STAT_CHECK]);
+}
+
+static int command_check_ro(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return check_command(ctx, argv, argc, &rl_check_syntax_ro, &rl_stats[RL_STAT_CHECK_RO]);
+}
+
 /* --- the list's commands, generated -----------------------------------------------------------------------
  *
  * For each row of the list: its command function and its read-only form's. */
@@ -101,10 +120,11 @@ static const RedisModuleCmdFunc limiter_fns[RL_NLIMITERS][2] = {RL_LIMITERS(LIMI
 
 /* Where a command's keys are: one at argument 1, every argument from 1 on, numkeys at 1 and the keys after
  * it, or none (RL.CLOCK). Key specs make COMMAND GETKEYS, ACL key patterns and Cluster routing (CROSSSLOT) see them. */
-typedef enum { KEY_AT_1, KEYS_FROM_1, KEYS_COUNTED, NO_KEYS } key_layout;
+typedef enum { KEY_AT_1, KEY_AT_2, KEYS_FROM_1, KEYS_COUNTED, NO_KEYS } key_layout;
 
 static RedisModuleCommandKeySpec key_spec(key_layout layout, uint64_t flags) {
-    RedisModuleCommandKeySpec spec = {.flags = flags, .begin_search_type = REDISMODULE_KSPEC_BS_INDEX, .bs.index.pos = 1};
+    RedisModuleCommandKeySpec spec = {.flags = flags, .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
+                                      .bs.index.pos = layout == KEY_AT_2 ? 2 : 1};
     if (layout == KEYS_COUNTED) {
         spec.find_keys_type = REDISMODULE_KSPEC_FK_KEYNUM;
         spec.fk.keynum.keynumidx = 0;
@@ -112,7 +132,7 @@ static RedisModuleCommandKeySpec key_spec(key_layout layout, uint64_t flags) {
         spec.fk.keynum.keystep = 1;
     } else {
         spec.find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
-        spec.fk.range.lastkey = layout == KEY_AT_1 ? 0 : -1;
+        spec.fk.range.lastkey = layout == KEY_AT_1 || layout == KEY_AT_2 ? 0 : -1;
         spec.fk.range.keystep = 1;
     }
     return spec;
@@ -122,7 +142,7 @@ static RedisModuleCommandKeySpec key_spec(key_layout layout, uint64_t flags) {
 typedef enum { ALWAYS, WITH_TEST_CLOCK, WITH_CL_THROTTLE } load_when;
 
 /* What COMMAND DOCS says of a command's arguments: generated from a limiter's syntax or RL.ALL's, or given. */
-typedef enum { DOCS_NONE, DOCS_LIMITER, DOCS_ALL, DOCS_GIVEN } docs_kind;
+typedef enum { DOCS_NONE, DOCS_LIMITER, DOCS_ALL, DOCS_CHECK, DOCS_GIVEN } docs_kind;
 
 typedef struct command_def {
     const char *name;
@@ -142,8 +162,8 @@ typedef struct command_def {
 /* The legacy first/last/step key positions; a counted layout has none (its key spec says), nor a command
  * without keys. */
 static void legacy_keys(const command_def *def, int *first, int *last) {
-    *first = def->keys == KEYS_COUNTED || def->keys == NO_KEYS ? 0 : 1;
-    *last = def->keys == KEY_AT_1 ? 1 : def->keys == KEYS_FROM_1 ? -1 : 0;
+    *first = def->keys == KEYS_COUNTED || def->keys == NO_KEYS ? 0 : def->keys == KEY_AT_2 ? 2 : 1;
+    *last = def->keys == KEY_AT_1 ? 1 : def->keys == KEY_AT_2 ? 2 : def->keys == KEYS_FROM_1 ? -1 : 0;
 }
 
 static int describe(RedisModuleCommand *cmd, const command_def *def) {
@@ -151,6 +171,7 @@ static int describe(RedisModuleCommand *cmd, const command_def *def) {
     RedisModuleCommandArg *args = NULL;
     if (def->docs == DOCS_LIMITER) args = rl_docs_limiter(&docs, def->syntax);
     else if (def->docs == DOCS_ALL) args = rl_docs_all(&docs, def->syntax);
+    else if (def->docs == DOCS_CHECK) args = rl_docs_check(&docs, def->syntax);
     else if (def->docs == DOCS_GIVEN) args = (RedisModuleCommandArg *)def->given; /* Redis copies it */
     if (def->docs != DOCS_NONE && (!args || docs.full)) return REDISMODULE_ERR;
     RedisModuleCommandKeySpec key_specs[] = {key_spec(def->keys, def->key_flags), {0}};
@@ -234,7 +255,7 @@ static const RedisModuleCommandArg clock_args[] = {
          {0}}},
     {0}};
 
-#define MAX_COMMANDS (2 * RL_NLIMITERS + 12)
+#define MAX_COMMANDS (2 * RL_NLIMITERS + 14)
 #define RL_SINCE_LOCKS "1.4.0"
 #define RL_SINCE_LEASES "1.3.0"
 
@@ -257,6 +278,12 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
                                all->since, all->summary, all->complexity, DOCS_ALL, all, NULL, 1, ALWAYS};
     table[n++] = (command_def){all_ro->name, command_all_ro, "readonly getkeys-api", -6, KEYS_COUNTED, read,
                                all_ro->since, all_ro->summary, all_ro->complexity, DOCS_ALL, all_ro, NULL, 1, ALWAYS};
+    /* RL.CHECK writes one key's value of up to 16 states whole: not fast. */
+    const rl_syntax *check = &rl_check_syntax, *check_ro = &rl_check_syntax_ro;
+    table[n++] = (command_def){check->name, command_check, "write deny-oom", -3, KEY_AT_2, update, check->since,
+                               check->summary, check->complexity, DOCS_CHECK, check, NULL, 1, ALWAYS};
+    table[n++] = (command_def){check_ro->name, command_check_ro, "readonly", -3, KEY_AT_2, read, check_ro->since,
+                               check_ro->summary, check_ro->complexity, DOCS_CHECK, check_ro, NULL, 1, ALWAYS};
     table[n++] = (command_def){"rl.reset", rl_reset_command, "write", -2, KEYS_FROM_1,
                                REDISMODULE_CMD_KEY_RM | REDISMODULE_CMD_KEY_DELETE, RL_SINCE_RO,
                                "Deletes limiter keys, answering how many held a limiter.",

@@ -130,6 +130,15 @@ RedisModuleCommandArg *rl_docs_limiter(rl_docs_arena *d, const rl_syntax *syn) {
  * string whose summary names the kinds: a clause is the read-only form of its kind's command less the key and
  * ATMOST, whose COMMAND DOCS say it (a block per kind, with its choices, would nest deeper than the 7 levels
  * of aggregates older hiredis readers accept, and make a hint wider than a terminal). */
+RedisModuleCommandArg *rl_docs_check(rl_docs_arena *d, const rl_syntax *syn) {
+    RedisModuleCommandArg *args = docs_take(d, 3 + syn->noptions);
+    if (!args) return NULL;
+    args[0] = (RedisModuleCommandArg){.name = "policy", .type = REDISMODULE_ARG_TYPE_STRING, .key_spec_index = -1};
+    args[1] = (RedisModuleCommandArg){.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0};
+    docs_options(d, syn, 0, args + 2);
+    return args;
+}
+
 RedisModuleCommandArg *rl_docs_all(rl_docs_arena *d, const rl_syntax *syn) {
     RedisModuleCommandArg *args = docs_take(d, 4 + syn->noptions);
     if (!args) return NULL;

@@ -22,5 +22,7 @@ typedef struct rl_docs_arena {
 RedisModuleCommandArg *rl_docs_limiter(rl_docs_arena *d, const rl_syntax *syn);
 /* RL.ALL or RL.ALL_RO: numkeys, the keys, the call's options, then LIMIT spec, once or more. */
 RedisModuleCommandArg *rl_docs_all(rl_docs_arena *d, const rl_syntax *syn);
+/* RL.CHECK or RL.CHECK_RO: policy, key, the call's options. */
+RedisModuleCommandArg *rl_docs_check(rl_docs_arena *d, const rl_syntax *syn);
 
 #endif

@@ -52,6 +52,8 @@ extern const rl_syntax rl_syntaxes[RL_NLIMITERS];
 extern const rl_syntax rl_syntaxes_ro[RL_NLIMITERS];
 /* RL.ALL's own options (before its first LIMIT), and its read-only form's (syntax.c). */
 extern const rl_syntax rl_all_syntax, rl_all_syntax_ro;
+/* RL.CHECK's own options (after the policy and the key), and its read-only form's (syntax.c). */
+extern const rl_syntax rl_check_syntax, rl_check_syntax_ro;
 
 /* The options a read-only form does not take: it never writes, and never holds its reply. */
 #define RL_RO_EXCLUDED (RL_F_DRYRUN | RL_F_BLOCK | RL_F_WAIT)

@@ -157,7 +157,8 @@ static void touched(RedisModuleCtx *ctx, RedisModuleString *keyname, const char 
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, event, keyname);
 }
 
-void rl_lock_start(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us) {
+void rl_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl_lock *l, int64_t now_us) {
+    RedisModuleString *keyname = p->keyname;
     lock_target t;
     if (target_open(ctx, keyname, REDISMODULE_READ | REDISMODULE_WRITE, &t) != NULL) return; /* prepared a moment ago */
     lock_write(ctx, &t, keyname, l, now_us);

@@ -42,8 +42,12 @@ int rl_send_all_reply(RedisModuleCtx *ctx, const rl_outcome *o) {
     RedisModule_ReplyWithLongLong(ctx, o->reset_after_ms);
     if (resp3) {
         RedisModule_ReplyWithSimpleString(ctx, "limits");
-        RedisModule_ReplyWithArray(ctx, n);
+        if (o->named) RedisModule_ReplyWithMap(ctx, n); /* RL.CHECK: by the policy's names, in its order */
+        else RedisModule_ReplyWithArray(ctx, n);
     }
-    for (int i = 0; i < n; i++) rl_send_reply(ctx, &o->replies[i], 0, (o->leased >> i & 1) ? &o->lease[i] : NULL);
+    for (int i = 0; i < n; i++) {
+        if (resp3 && o->named) RedisModule_ReplyWithStringBuffer(ctx, o->names[i], o->name_len[i]);
+        rl_send_reply(ctx, &o->replies[i], 0, (o->leased >> i & 1) ? &o->lease[i] : NULL);
+    }
     return REDISMODULE_OK;
 }

@@ -69,7 +69,10 @@ typedef struct rl_steps {
     void (*release)(RedisModuleCtx *ctx, rl_pending *p);
     /* Write lock l alone into the key (a denied RL.ALL's clause that starts one, LOCKOUT), its state untouched:
      * rl_lock_start (lock.c) for the storages that take LOCKOUT, NULL for the others. */
-    void (*lock_start)(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us);
+    void (*lock_start)(RedisModuleCtx *ctx, const rl_pending *p, const rl_lock *l, int64_t now_us);
+    /* Once per call, after every clause is committed or not and before any is released: for a storage whose
+     * clauses share one key (a policy's, store_bundle.c), which writes it then, once. NULL for the others. */
+    void (*finish)(RedisModuleCtx *ctx, rl_pending *first);
 } rl_steps;
 
 /* One row of the list (limiters.h), with what the module attaches to it. */
@@ -98,7 +101,7 @@ int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* store_cell.c, store_log.c, store_lease.c */
-extern const rl_steps rl_cell_steps, rl_log_steps, rl_lease_steps;
+extern const rl_steps rl_cell_steps, rl_log_steps, rl_lease_steps, rl_bundle_steps;
 
 /* cell_type.c: the module data types of the cell limiters. A value holds a state's words (inline in the
  * pointer for a small one): rl_value_read copies them into cell and returns how many there are;
@@ -161,7 +164,7 @@ void rl_lock_only_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStrin
                       int64_t expire_at_ms);
 int rl_lock_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* A denied RL.ALL's clause that starts a lock: l written into keyname's key, its state untouched. */
-void rl_lock_start(RedisModuleCtx *ctx, RedisModuleString *keyname, const rl_lock *l, int64_t now_us);
+void rl_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl_lock *l, int64_t now_us);
 int rl_block_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* RL.UNBLOCK's work on keyname: NULL, with *held 1 when a lock held (it ends, the strikes go), else 0 (the
  * strikes go all the same); or the error. Its command (command.c) serves the clients waiting on the key. */
@@ -217,7 +220,9 @@ typedef struct rl_counters {
 #define RL_STAT_RESET (RL_STAT_ALL + 3)
 #define RL_STAT_RELEASE (RL_STAT_ALL + 4)
 #define RL_STAT_RENEW (RL_STAT_ALL + 5)
-#define RL_NSTATS (RL_STAT_ALL + 6)
+#define RL_STAT_CHECK (RL_STAT_ALL + 6)
+#define RL_STAT_CHECK_RO (RL_STAT_ALL + 7)
+#define RL_NSTATS (RL_STAT_ALL + 8)
 extern rl_counters rl_stats[RL_NSTATS];
 /* CL.THROTTLE is registered (command.c): INFO shows its counters only then. */
 extern int rl_cl_throttle_on;
@@ -263,8 +268,12 @@ typedef struct rl_clause {
     rl_request req;
 } rl_clause;
 
+typedef struct rl_policy rl_policy;
+
 typedef struct rl_call {
     int n;                   /* clauses */
+    rl_policy *policy;       /* RL.CHECK's policy (policy.c), its clauses its limits on one key; else NULL */
+    int64_t cost;            /* RL.CHECK's COST: the cost of every limit whose spec has none */
     int all;                 /* RL.ALL: admitted only if every clause admits, written all or nothing */
     uint32_t flags;          /* the call's own options: DRYRUN, WAIT, BLOCK, ATMOST (one clause's, or RL.ALL's) */
     int64_t wait_timeout_ms; /* with RL_F_WAIT */
@@ -292,6 +301,10 @@ typedef struct rl_outcome {
     int64_t allowed, retry_after_ms, reset_after_ms, wait_retry_ms;
     long long units, keys_created;
     int locked;      /* denied by a lock that held when the call came (a clause's, for RL.ALL) */
+    int shadow_denied; /* RL.CHECK of a SHADOW policy: denied, answered allowed */
+    int named;         /* RL.CHECK: each reply has its limit's name (RESP3 answers a map of them) */
+    uint8_t name_len[RL_ALL_MAX_LIMITS];
+    char names[RL_ALL_MAX_LIMITS][32];
     uint32_t leased; /* bit i: replies[i] is a concurrency limit's, with its lease[i] as a seventh field */
     rl_reply replies[RL_ALL_MAX_LIMITS];
     rl_lease_text lease[RL_ALL_MAX_LIMITS];
@@ -323,6 +336,11 @@ void rl_call_free(rl_call *call);
  * with err (empty: the wrong number of arguments). report_keys answers Redis's getkeys request. */
 int rl_all_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]);
 int rl_all_report_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* One clause's spec at args[*at] (kind numbers [options], the word LIMIT before it already read) into
+ * call->clause[i], as RL.ALL's clause i takes it with the call's own request whole; *at moves past it. 0, or -1
+ * with err ("ERR LIMIT <i + 1>: ..."). RL.POLICY SET reads its limits with it. */
+int rl_all_parse_spec(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
+                      const rl_request *whole, char err[RL_ERR_LEN]);
 
 /* reply.c: one limiter's reply (the six fields; `granted` seventh with ATMOST, or `lease` seventh for a
  * concurrency limit: lease not NULL), RL.ALL's (the verdict, retry and reset, then a reply per limit), and an
@@ -346,5 +364,103 @@ int rl_wait_run(RedisModuleCtx *ctx, rl_call *call);
 void rl_wait_serve_keys(RedisModuleCtx *ctx, RedisModuleString *const *keys, int nkeys);
 /* At load: waiting learns from the clock (clock.c's hook) when the test clock moves. */
 void rl_wait_init(void);
+
+/* policy.c: policies kept in Redis (RL.POLICY), and RL.CHECK's calls of them. A policy is 1 to
+ * RL_ALL_MAX_LIMITS named limits, each a cell limiter's clause as RL.ALL takes one; RL.CHECK policy key applies
+ * them all to one key, whose value holds every limit's state (bundle_type.c, store_bundle.c). Each limit has
+ * its own rl_limiter: its row's, with the bundle's steps, so that a clause of the call names it as a clause of
+ * RL.ALL names its row. A policy is replaced whole (RL.POLICY SET): a call kept by a waiter holds a reference
+ * and takes the new one when it is decided (rl_policy_refresh). */
+#define RL_POLICY_NAME_MAX 64
+#define RL_POLICY_LIMIT_NAME_MAX 32
+
+typedef struct rl_policy_limit {
+    rl_limiter lim;          /* the row's limiter with rl_bundle_steps: what RL.CHECK's clause names */
+    const rl_limiter *row;   /* the list's row */
+    const rl_policy *policy;
+    int index;
+    size_t name_len;
+    char name[RL_POLICY_LIMIT_NAME_MAX + 1];
+    rl_request req;          /* the spec; RL_F_COST set when it fixes its cost */
+} rl_policy_limit;
+
+typedef struct rl_policy_counters {
+    long long calls, admitted, denied, shadow_denied;
+} rl_policy_counters;
+
+struct rl_policy {
+    size_t name_len;
+    char name[RL_POLICY_NAME_MAX + 1];
+    int shadow;
+    int n;
+    rl_policy_limit limit[RL_ALL_MAX_LIMITS];
+    int argc;                   /* the arguments after the name, as set: RL.POLICY GET, the RDB */
+    RedisModuleString **argv;
+    int refs;                   /* the registry's (until replaced or deleted) and each kept call's */
+    int current;                /* still the registry's */
+    rl_policy_counters *stats;  /* the name's: kept across replacements */
+};
+
+int rl_policy_register(RedisModuleCtx *ctx);
+/* 1 when s (len bytes) is a name RL.POLICY takes: 1 to max of A-Z, a-z, 0-9, '_' and '-'. */
+int rl_policy_name_ok(const char *s, size_t len, size_t max);
+/* The policies in the RDB (module aux data, before the keys), and the emptying of the registry when a load
+ * starts (policy.c subscribes to it): an RDB without them loads none. */
+int rl_policy_aux_load(RedisModuleIO *io, int encver, int when);
+void rl_policy_aux_save(RedisModuleIO *io, int when);
+/* RL.CHECK's or RL.CHECK_RO's arguments (syn: its own options) into call. 0, or -1 with err (empty: the wrong
+ * number of arguments). */
+int rl_check_parse(const rl_syntax *syn, RedisModuleString **argv, int argc, rl_call *call, char err[RL_ERR_LEN]);
+/* A kept call of a policy that was replaced or deleted since: its clauses are the current policy's. NULL, or the
+ * error (the policy is gone). */
+const char *rl_policy_refresh(rl_call *call, char err[RL_ERR_LEN]);
+void rl_policy_hold(rl_policy *policy);
+void rl_policy_drop(rl_policy *policy);
+/* An RL.CHECK's outcome, decided as RL.ALL's: its replies named by its limits, and, for a SHADOW policy, a
+ * denial answered allowed (shadow_denied; retry -1), the state left as the denial left it. */
+void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o);
+/* What an answered RL.CHECK adds to its policy's counters. */
+static inline void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
+    rl_policy_counters *c = policy->stats;
+    c->calls++;
+    if (o->error) return;
+    c->admitted += o->allowed && !o->shadow_denied;
+    c->denied += !o->allowed;
+    c->shadow_denied += o->shadow_denied;
+}
+/* INFO ratelimit's lines of the policies (stats.c). */
+void rl_policy_info(RedisModuleInfoCtx *ctx);
+
+/* bundle_type.c: the data type of a key RL.CHECK checks, "rl-checks": the name of its policy, then for each of
+ * its limits with something to keep, the limit's name and kind, its state's words, its lock record and the
+ * instant it all goes idle. store_bundle.c reads and writes it; its effect travels as RL.SETSTATE key <blob>
+ * (tag 'P'). */
+#define RL_BUNDLE_TAG 'P'
+typedef struct rl_bundle_entry {
+    unsigned char tag;      /* the limiter's (limiters.h) */
+    uint8_t name_len;
+    char name[RL_POLICY_LIMIT_NAME_MAX];
+    unsigned words;         /* 0: no state (a lock record alone) */
+    int has_rec;
+    rl_lock_rec rec;
+    int64_t expire_ms;      /* when the entry says nothing any more (its state idle, its record over) */
+    uint64_t *w;
+} rl_bundle_entry;
+typedef struct rl_bundle {
+    uint8_t policy_len;
+    char policy[RL_POLICY_NAME_MAX];
+    int n;
+    rl_bundle_entry e[RL_ALL_MAX_LIMITS];
+} rl_bundle;
+int rl_bundle_type_register(RedisModuleCtx *ctx);
+/* The bundle an open key holds, NULL if it holds none (check the type first: rl_bundle_type_is). */
+int rl_bundle_type_is(RedisModuleKey *key);
+rl_bundle *rl_bundle_new(void);
+void rl_bundle_free(rl_bundle *b);
+/* Store b (taken) in an open key with its expiry, and replicate it (RL.SETSTATE key <'P' blob>). */
+void rl_bundle_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
+                   int64_t expire_at_ms);
+/* RL.SETSTATE key <'P' blob>: returns 0 when argv is not one (the caller goes on), else 1 having replied. */
+int rl_bundle_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 #endif

@@ -175,6 +175,7 @@ int rl_setstate_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     /* The compact form has one argument after the key; the readable one at least a kind and two words. */
     if (argc != 3 && argc < 5) return RedisModule_WrongArity(ctx);
     if (rl_lock_setstate(ctx, argv, argc)) return REDISMODULE_OK; /* a lock alone (lock_type.c) */
+    if (rl_bundle_setstate(ctx, argv, argc)) return REDISMODULE_OK; /* a policy-checked key (bundle_type.c) */
     state_args st;
     char err[RL_ERR_LEN];
     int arity = 0;

@@ -22,7 +22,7 @@ int rl_cl_throttle_on;
 
 /* "token", "token_ro", ..., "all", "all_ro", "cl_throttle", "reset": the counters' names, in rl_stats order. */
 static void stat_name(int i, char *out, size_t n) {
-    static const char *const others[] = {"all", "all_ro", "cl_throttle", "reset", "release", "renew"};
+    static const char *const others[] = {"all", "all_ro", "cl_throttle", "reset", "release", "renew", "check", "check_ro"};
     if (i >= RL_STAT_ALL) {
         snprintf(out, n, "%s", others[i - RL_STAT_ALL]);
         return;
@@ -66,6 +66,7 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
         add_field(ctx, command, "errors", c->errors);
         add_field(ctx, command, "keys_created", c->keys_created);
     }
+    rl_policy_info(ctx);
 }
 
 int rl_stats_register(RedisModuleCtx *ctx) { return RedisModule_RegisterInfoFunc(ctx, info); }

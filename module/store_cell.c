@@ -169,4 +169,4 @@ static void cell_release(RedisModuleCtx *ctx, rl_pending *p) {
 }
 
 const rl_steps rl_cell_steps = {"write deny-oom fast", "readonly fast", cell_prepare, cell_commit, cell_release,
-                                rl_lock_start};
+                                rl_lock_start, NULL};

@@ -183,6 +183,15 @@ static const rl_option_spec all_options[] = {OPT_COST(RL_MAX_COUNT), OPT_REFUND,
 const rl_syntax rl_all_syntax = {"rl.all", 0, {{0}}, all_options, NOPTS(all_options), 0,
                                  "Checks several limits on several keys at once, and consumes from all of them or none.",
                                  "O(N) in the number of limits, each as its own command", "1.1.0"};
+/* RL.CHECK policy key's own options (policy.c): COST n for every limit of the policy whose spec fixes none,
+ * DRYRUN, and WAIT; its read-only form takes COST alone. A policy's limits are parsed when it is set. */
+static const rl_option_spec check_options[] = {OPT_COST(RL_MAX_COUNT), OPT_DRYRUN, OPT_WAIT};
+const rl_syntax rl_check_syntax = {"rl.check", 0, {{0}}, check_options, NOPTS(check_options), 0,
+                                   "Checks a key against every limit of a policy (RL.POLICY), consuming from all or none.",
+                                   "O(N) in the policy's limits", "1.5.0"};
+const rl_syntax rl_check_syntax_ro = {"rl.check_ro", 0, {{0}}, check_options, NOPTS(check_options), RL_RO_EXCLUDED,
+                                      "Answers what RL.CHECK DRYRUN answers: the reply the request would get, writing nothing.",
+                                      "O(N) in the policy's limits", "1.5.0"};
 const rl_syntax rl_all_syntax_ro = {"rl.all_ro", 0, {{0}}, all_options, NOPTS(all_options), RL_RO_EXCLUDED,
                                     "Answers what RL.ALL DRYRUN answers: the reply the request would get, writing nothing.",
                                     "O(N) in the number of limits, each as its own command", "1.2.0"};

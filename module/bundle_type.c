@@ -1,0 +1,292 @@
+/* bundle_type.c -- the data type of a key that RL.CHECK checks, "rl-checks", and its replicated state.
+ *
+ * A policy (policy.c) applies several limits to one key, so the key's value holds the states of all of
+ * them: the policy's name (a key checked under one policy is refused by another), then one entry per limit
+ * that has something to keep: the limit's name and kind (a limit is matched by both when the policy changes:
+ * store_bundle.c), its cell state's words (0: none, the limit is new), its lock record, and the instant the
+ * entry says nothing any more. The key expires with the last of its entries.
+ *
+ * One encoding serves the RDB (a string buffer), AOF rewrite and replication (RL.SETSTATE key <blob>, the
+ * blob then ending with the key's absolute expiry), and every path in checks it the same way: each state one
+ * its algorithm could have written (cell_valid), each record a valid lock, names as RL.POLICY takes them.
+ *
+ *   'P' | policy_len (1) | policy | n (1) | n entries | [expire_at_ms (8): RL.SETSTATE only]
+ *   entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) | expire_ms (8) | [until_us, forgive_us,
+ *          strikes, state_expire_ms (4 x 8): has_rec] | words x 8
+ * Numbers are little-endian (rl_put_le). */
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "rl_module.h"
+
+#define BUNDLE_ENCVER 1
+#define ENTRY_FIXED (1 + 1 + 1 + 1 + 8)
+#define REC_BYTES 32
+/* The tag, a policy name of one byte, one entry of a one-byte name, the expiry. */
+#define BLOB_MIN (3 + 1 + ENTRY_FIXED + 1 + 8)
+
+static RedisModuleType *bundle_type;
+
+rl_bundle *rl_bundle_new(void) {
+    rl_bundle *b = RedisModule_Calloc(1, sizeof *b);
+    return b;
+}
+
+void rl_bundle_free(rl_bundle *b) {
+    if (!b) return;
+    for (int i = 0; i < b->n; i++) RedisModule_Free(b->e[i].w);
+    RedisModule_Free(b);
+}
+
+static const rl_limiter *cell_limiter_tagged(unsigned char tag) {
+    for (int i = 0; i < RL_NLIMITERS; i++)
+        if (rl_limiters[i].steps == &rl_cell_steps && rl_limiters[i].tag == tag) return &rl_limiters[i];
+    return NULL;
+}
+
+/* --- the encoding ------------------------------------------------------------------------------------ */
+
+static size_t encoded_len(const rl_bundle *b) {
+    size_t len = 3 + b->policy_len;
+    for (int i = 0; i < b->n; i++)
+        len += ENTRY_FIXED + b->e[i].name_len + (b->e[i].has_rec ? REC_BYTES : 0) + 8 * (size_t)b->e[i].words;
+    return len;
+}
+
+static size_t encode(const rl_bundle *b, unsigned char *out) {
+    unsigned char *p = out;
+    *p++ = RL_BUNDLE_TAG;
+    *p++ = b->policy_len;
+    memcpy(p, b->policy, b->policy_len);
+    p += b->policy_len;
+    *p++ = (unsigned char)b->n;
+    for (int i = 0; i < b->n; i++) {
+        const rl_bundle_entry *e = &b->e[i];
+        *p++ = e->tag;
+        *p++ = e->name_len;
+        memcpy(p, e->name, e->name_len);
+        p += e->name_len;
+        *p++ = (unsigned char)e->words;
+        *p++ = (unsigned char)e->has_rec;
+        rl_put_le(p, (uint64_t)e->expire_ms, 8);
+        p += 8;
+        if (e->has_rec) {
+            const int64_t r[4] = {e->rec.lock.until_us, e->rec.lock.forgive_us, e->rec.lock.strikes,
+                                  e->rec.state_expire_ms};
+            for (int k = 0; k < 4; k++, p += 8) rl_put_le(p, (uint64_t)r[k], 8);
+        }
+        for (unsigned k = 0; k < e->words; k++, p += 8) rl_put_le(p, e->w[k], 8);
+    }
+    return (size_t)(p - out);
+}
+
+/* One entry at *p (len bytes left), checked; NULL, or what is wrong. */
+static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundle_entry *e) {
+    const unsigned char *p = *at;
+    if (*left < 2) return "truncated";
+    e->tag = p[0];
+    e->name_len = p[1];
+    const rl_limiter *lim = cell_limiter_tagged(e->tag);
+    if (!lim) return "unknown kind";
+    if (!rl_policy_name_ok((const char *)p + 2, e->name_len, RL_POLICY_LIMIT_NAME_MAX)) return "bad limit name";
+    if (*left < (size_t)ENTRY_FIXED + e->name_len) return "truncated";
+    memcpy(e->name, p + 2, e->name_len);
+    p += 2 + e->name_len;
+    e->words = p[0];
+    e->has_rec = p[1];
+    e->expire_ms = (int64_t)rl_get_le(p + 2, 8);
+    p += 10;
+    size_t need = (size_t)ENTRY_FIXED + e->name_len + (e->has_rec ? REC_BYTES : 0) + 8 * (size_t)e->words;
+    if (e->has_rec > 1 || e->words > RL_CELL_MAX_WORDS || *left < need) return "truncated";
+    if (e->expire_ms < 0 || e->expire_ms > RL_MAX_TIME_MS * 4) return "bad expiry";
+    if (e->has_rec) {
+        int64_t r[4];
+        for (int k = 0; k < 4; k++, p += 8) r[k] = (int64_t)rl_get_le(p, 8);
+        e->rec = (rl_lock_rec){{r[0], r[1], r[2]}, r[3]};
+        if (!rl_lock_rec_valid(&e->rec)) return "not a valid lock";
+    }
+    if (!e->has_rec && e->words == 0) return "an entry with nothing";
+    e->w = NULL;
+    if (e->words) {
+        rl_cell cell;
+        for (unsigned k = 0; k < e->words; k++, p += 8) cell.w[k] = rl_get_le(p, 8);
+        if (lim->alg->words(&cell) != e->words || !lim->alg->cell_valid(&cell)) return "not a valid state of its kind";
+        e->w = RedisModule_Alloc(8 * (size_t)e->words);
+        memcpy(e->w, cell.w, 8 * (size_t)e->words);
+    }
+    *left -= need;
+    *at = p;
+    return NULL;
+}
+
+/* A bundle from len bytes at p (no trailing expiry), checked: into *out, or NULL and what is wrong. */
+static const char *decode(const unsigned char *p, size_t len, rl_bundle **out) {
+    *out = NULL;
+    if (len < 3 || p[0] != RL_BUNDLE_TAG) return "not a policy's state";
+    size_t policy_len = p[1];
+    if (len < 3 + policy_len || !rl_policy_name_ok((const char *)p + 2, policy_len, RL_POLICY_NAME_MAX))
+        return "bad policy name";
+    rl_bundle *b = rl_bundle_new();
+    b->policy_len = (uint8_t)policy_len;
+    memcpy(b->policy, p + 2, policy_len);
+    int n = p[2 + policy_len];
+    const unsigned char *at = p + 3 + policy_len;
+    size_t left = len - 3 - policy_len;
+    const char *failed = n < 1 || n > RL_ALL_MAX_LIMITS ? "1 to 16 entries" : NULL;
+    for (int i = 0; i < n && !failed; i++) {
+        failed = decode_entry(&at, &left, &b->e[i]);
+        if (failed) break;
+        b->n = i + 1;
+        for (int j = 0; j < i && !failed; j++)
+            if (b->e[j].name_len == b->e[i].name_len && memcmp(b->e[j].name, b->e[i].name, b->e[i].name_len) == 0)
+                failed = "a limit name twice";
+    }
+    if (!failed && left != 0) failed = "bytes after the entries";
+    if (failed) {
+        rl_bundle_free(b);
+        return failed;
+    }
+    *out = b;
+    return NULL;
+}
+
+/* --- the rl-checks type ------------------------------------------------------------------------------ */
+
+static void *bundle_rdb_load(RedisModuleIO *io, int encver) {
+    if (encver != BUNDLE_ENCVER) return NULL;
+    size_t len;
+    char *blob = RedisModule_LoadStringBuffer(io, &len);
+    if (RedisModule_IsIOError(io) || !blob) return NULL;
+    rl_bundle *b;
+    const char *failed = decode((const unsigned char *)blob, len, &b);
+    RedisModule_Free(blob);
+    if (failed) {
+        RedisModule_LogIOError(io, "warning", "ratelimit: a policy-checked key's state: %s", failed);
+        return NULL;
+    }
+    return b;
+}
+
+static void bundle_rdb_save(RedisModuleIO *io, void *value) {
+    const rl_bundle *b = value;
+    size_t len = encoded_len(b);
+    unsigned char *blob = RedisModule_Alloc(len);
+    encode(b, blob);
+    RedisModule_SaveStringBuffer(io, (const char *)blob, len);
+    RedisModule_Free(blob);
+}
+
+/* The blob RL.SETSTATE takes: the encoding, then the key's expiry. */
+static unsigned char *setstate_blob(const rl_bundle *b, int64_t expire_at_ms, size_t *len) {
+    size_t body = encoded_len(b);
+    unsigned char *blob = RedisModule_Alloc(body + 8);
+    encode(b, blob);
+    rl_put_le(blob + body, (uint64_t)expire_at_ms, 8);
+    *len = body + 8;
+    return blob;
+}
+
+static void bundle_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value) {
+    RedisModuleCtx *ctx = RedisModule_GetContextFromIO(aof);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, key, REDISMODULE_READ);
+    mstime_t expire = RedisModule_GetAbsExpire(k);
+    RedisModule_CloseKey(k);
+    size_t len;
+    unsigned char *blob = setstate_blob(value, expire > 0 ? expire : 0, &len);
+    RedisModule_EmitAOF(aof, "RL.SETSTATE", "sb", key, (const char *)blob, len);
+    RedisModule_Free(blob);
+}
+
+static size_t bundle_mem_usage(const void *value) {
+    const rl_bundle *b = value;
+    size_t size = sizeof *b;
+    for (int i = 0; i < b->n; i++) size += 8 * (size_t)b->e[i].words;
+    return size;
+}
+
+static void bundle_digest(RedisModuleDigest *md, void *value) {
+    const rl_bundle *b = value;
+    size_t len = encoded_len(b);
+    unsigned char *blob = RedisModule_Alloc(len);
+    encode(b, blob);
+    RedisModule_DigestAddStringBuffer(md, (const char *)blob, len);
+    RedisModule_DigestEndSequence(md);
+    RedisModule_Free(blob);
+}
+
+static rl_bundle *bundle_clone(const rl_bundle *from) {
+    rl_bundle *b = rl_bundle_new();
+    *b = *from;
+    for (int i = 0; i < b->n; i++) {
+        if (!from->e[i].words) continue;
+        b->e[i].w = RedisModule_Alloc(8 * (size_t)from->e[i].words);
+        memcpy(b->e[i].w, from->e[i].w, 8 * (size_t)from->e[i].words);
+    }
+    return b;
+}
+
+static void *bundle_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value) {
+    (void)fromkey;
+    (void)tokey;
+    return bundle_clone(value);
+}
+
+static void bundle_free_value(void *value) { rl_bundle_free(value); }
+
+int rl_bundle_type_register(RedisModuleCtx *ctx) {
+    RedisModuleTypeMethods methods = {.version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = bundle_rdb_load,
+                                      .rdb_save = bundle_rdb_save, .aof_rewrite = bundle_aof_rewrite,
+                                      .mem_usage = bundle_mem_usage, .digest = bundle_digest,
+                                      .free = bundle_free_value, .copy = bundle_copy,
+                                      .aux_load = rl_policy_aux_load, .aux_save = rl_policy_aux_save,
+                                      .aux_save_triggers = REDISMODULE_AUX_BEFORE_RDB};
+    bundle_type = RedisModule_CreateDataType(ctx, "rl-checks", BUNDLE_ENCVER, &methods);
+    return bundle_type ? REDISMODULE_OK : REDISMODULE_ERR;
+}
+
+int rl_bundle_type_is(RedisModuleKey *key) {
+    return RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE && RedisModule_ModuleTypeGetType(key) == bundle_type;
+}
+
+void rl_bundle_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
+                   int64_t expire_at_ms) {
+    RedisModule_ModuleTypeSetValue(key, bundle_type, b);
+    RedisModule_SetAbsExpire(key, expire_at_ms);
+    if (!rl_effects_on(ctx)) return;
+    size_t len;
+    unsigned char *blob = setstate_blob(b, expire_at_ms, &len);
+    RedisModule_Replicate(ctx, "RL.SETSTATE", "sb", keyname, (const char *)blob, len);
+    RedisModule_Free(blob);
+}
+
+int rl_bundle_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    size_t len;
+    const unsigned char *p = (const unsigned char *)RedisModule_StringPtrLen(argv[2], &len);
+    /* (shorter than the least a policy's state holds, a blob is no policy's: RL.SETSTATE's other forms answer) */
+    if (argc != 3 || len < BLOB_MIN || p[0] != RL_BUNDLE_TAG) return 0;
+    int64_t expire_at_ms = (int64_t)rl_get_le(p + len - 8, 8);
+    if (expire_at_ms < 1) return RedisModule_ReplyWithError(ctx, "ERR state: no valid expiry"), 1;
+    rl_bundle *b;
+    const char *failed = decode(p, len - 8, &b);
+    if (failed) {
+        char err[RL_ERR_LEN];
+        snprintf(err, sizeof err, "ERR state: not a valid policy state (%s)", failed);
+        return RedisModule_ReplyWithError(ctx, err), 1;
+    }
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    int type = RedisModule_KeyType(key);
+    if (type != REDISMODULE_KEYTYPE_EMPTY && !rl_bundle_type_is(key)) {
+        RedisModule_CloseKey(key);
+        rl_bundle_free(b);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE), 1;
+    }
+    RedisModule_ModuleTypeSetValue(key, bundle_type, b);
+    RedisModule_SetAbsExpire(key, expire_at_ms);
+    RedisModule_CloseKey(key);
+    RedisModule_SignalModifiedKey(ctx, argv[1]);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, "rl.setstate", argv[1]);
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return 1;
+}
