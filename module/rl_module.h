@@ -422,8 +422,8 @@ void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o);
 /* What an answered RL.CHECK adds to its policy's counters. */
 static inline void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
     rl_policy_counters *c = policy->stats;
+    if (o->error) return; /* (the command's own counters count errors) */
     c->calls++;
-    if (o->error) return;
     c->admitted += o->allowed && !o->shadow_denied;
     c->denied += !o->allowed;
     c->shadow_denied += o->shadow_denied;
