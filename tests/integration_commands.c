@@ -547,7 +547,7 @@ static void test_command_docs(void) {
         {"RL.QUOTA", "1.4.0"},      {"RL.QUOTA_RO", "1.4.0"},
         {"RL.ALL", "1.1.0"},        {"RL.ALL_RO", "1.2.0"},        {"RL.RESET", "1.1.0"},
         {"CL.THROTTLE", "1.1.0"},   {"RL.BLOCK", "1.4.0"},         {"RL.UNBLOCK", "1.4.0"},
-        {"RL.LOCKINFO", "1.4.0"},
+        {"RL.LOCKINFO", "1.4.0"},   {"RL.CHECK", "1.5.0"},         {"RL.CHECK_RO", "1.5.0"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char want[1024], lower[32];
