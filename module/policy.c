@@ -357,6 +357,15 @@ const char *rl_policy_refresh(rl_call *call, char err[RL_ERR_LEN]) {
     return NULL;
 }
 
+void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
+    rl_policy_counters *c = policy->stats;
+    if (o->error) return; /* (the command's own counters count errors) */
+    c->calls++;
+    c->admitted += o->allowed && !o->shadow_denied;
+    c->denied += !o->allowed;
+    c->shadow_denied += o->shadow_denied;
+}
+
 void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o) {
     for (int i = 0; i < policy->n; i++) {
         o->name_len[i] = (uint8_t)policy->limit[i].name_len;
