@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "compat.h"
 #include "rl_module.h"
 
 #define POLICY_AUX_ENCVER 1
@@ -356,6 +357,15 @@ const char *rl_policy_refresh(rl_call *call, char err[RL_ERR_LEN]) {
     return NULL;
 }
 
+void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
+    rl_policy_counters *c = policy->stats;
+    if (o->error) return; /* (the command's own counters count errors) */
+    c->calls++;
+    c->admitted += o->allowed && !o->shadow_denied;
+    c->denied += !o->allowed;
+    c->shadow_denied += o->shadow_denied;
+}
+
 void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o) {
     for (int i = 0; i < policy->n; i++) {
         o->name_len[i] = (uint8_t)policy->limit[i].name_len;
@@ -429,14 +439,16 @@ void rl_policy_info(RedisModuleInfoCtx *ctx) {
     RedisModuleDictIter *it = RedisModule_DictIteratorStartC(policies, "^", NULL, 0);
     rl_policy *policy;
     while (RedisModule_DictNextC(it, NULL, (void **)&policy)) {
+        /* One field, several values, as INFO keyspace's lines: ratelimit_policy_<name>:calls=..,admitted=.. */
         const rl_policy_counters *c = policy->stats;
-        const char *names[4] = {"calls", "admitted", "denied", "shadow_denied"};
-        const long long v[4] = {c->calls, c->admitted, c->denied, c->shadow_denied};
-        for (int i = 0; i < 4; i++) {
-            char field[RL_POLICY_NAME_MAX + 32];
-            snprintf(field, sizeof field, "policy_%s_%s", policy->name, names[i]);
-            RedisModule_InfoAddFieldLongLong(ctx, field, v[i]);
-        }
+        char field[RL_POLICY_NAME_MAX + 8];
+        snprintf(field, sizeof field, "policy_%s", policy->name);
+        RedisModule_InfoBeginDictField(ctx, field);
+        RedisModule_InfoAddFieldLongLong(ctx, "calls", c->calls);
+        RedisModule_InfoAddFieldLongLong(ctx, "admitted", c->admitted);
+        RedisModule_InfoAddFieldLongLong(ctx, "denied", c->denied);
+        RedisModule_InfoAddFieldLongLong(ctx, "shadow_denied", c->shadow_denied);
+        RedisModule_InfoEndDictField(ctx);
     }
     RedisModule_DictIteratorStop(it);
 }
@@ -498,6 +510,9 @@ int rl_policy_register(RedisModuleCtx *ctx) {
         snprintf(full, sizeof full, "rl.policy|%s", s->name);
         RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, full);
         if (!cmd) return REDISMODULE_ERR;
+        /* In @ratelimit as every command of the module, @read or @write as its flags say (docs/operations.md
+         * grants RL.POLICY's writes to operators, not to applications). */
+        if (rl_compat_set_acl(cmd, strstr(s->flags, "readonly") != NULL, 0) != REDISMODULE_OK) return REDISMODULE_ERR;
         RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION, .arity = s->arity,
                                        .since = "1.5.0", .summary = s->summary,
                                        .complexity = "O(N) in the policies (LIST, FLUSH), else O(1)",
