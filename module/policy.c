@@ -104,7 +104,7 @@ static int parse_limit(rl_policy *policy, rl_call *scratch, int nargs, const cha
     *at += 1;
     for (int j = 0; j < i; j++)
         if (policy->limit[j].name_len == pl->name_len && memcmp(policy->limit[j].name, pl->name, pl->name_len) == 0) {
-            snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): limit_name: used by LIMIT %d too", i + 1, pl->name, j + 1);
+            snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): limit name used twice (LIMIT %d has it)", i + 1, pl->name, j + 1);
             return -1;
         }
     if (spec_refunds(nargs, args, lens, *at)) {
@@ -160,7 +160,7 @@ static rl_policy *policy_parse(const char *name, size_t name_len, int nargs, con
     int failed = 0;
     while (!failed && at < nargs) {
         if (policy->n == RL_ALL_MAX_LIMITS) {
-            snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy has 1 to %d limits", RL_ALL_MAX_LIMITS);
+            snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy needs 1 to %d limits", RL_ALL_MAX_LIMITS);
             failed = 1;
         } else if (!arg_is(args[at], lens[at], "LIMIT")) {
             char shown[40];
@@ -175,7 +175,7 @@ static rl_policy *policy_parse(const char *name, size_t name_len, int nargs, con
     }
     RedisModule_Free(scratch);
     if (!failed && policy->n == 0) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy has 1 to %d limits", RL_ALL_MAX_LIMITS);
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy needs 1 to %d limits", RL_ALL_MAX_LIMITS);
         failed = 1;
     }
     if (failed) {
@@ -189,7 +189,7 @@ static rl_policy *policy_parse(const char *name, size_t name_len, int nargs, con
 static const char *policy_set(RedisModuleString **argv, int argc, char err[RL_ERR_LEN]) {
     enum { MAX_ARGS = 1 + RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 4) + 2 };
     if (argc - 1 > MAX_ARGS) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy has 1 to %d limits", RL_ALL_MAX_LIMITS);
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy needs 1 to %d limits", RL_ALL_MAX_LIMITS);
         return err;
     }
     const char *args[MAX_ARGS];
@@ -483,7 +483,7 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"set", policy_set_command, "write deny-oom", -6,
+    {"set", policy_set_command, "write deny-oom", -3,
      "Sets a policy: named limits that RL.CHECK applies to a key together, replacing one of that name.", set_args},
     {"get", policy_get_command, "readonly", 3, "Answers the arguments a policy was set with, or nil.", name_arg},
     {"del", policy_del_command, "write", 3, "Deletes a policy, answering 1 if it existed, else 0.", name_arg},

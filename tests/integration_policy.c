@@ -664,7 +664,7 @@ static void policy_set_errors(void) {
     static const bad_case exact[] = {
         {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT burst TOKEN 0 1 1000",
          "ERR LIMIT 2 (burst): capacity: must be an integer between 1 and 1000000000000"},
-        {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT a WINDOW 5 1000", "ERR LIMIT 2 (a): limit name used twice"},
+        {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT a WINDOW 5 1000", "ERR LIMIT 2 (a): limit name used twice (LIMIT 1 has it)"},
         {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 DRYRUN", "ERR LIMIT 1 (a): 'DRYRUN' is not an option of TOKEN"},
         {"RL.POLICY SET er LIMIT a LEAKY 10 1 1000 BLOCK", "ERR LIMIT 1 (a): 'BLOCK' is not an option of LEAKY"},
         {"RL.POLICY SET er LIMIT a WINDOW 5 1000 FIXED SLIDING", "ERR LIMIT 1 (a): SLIDING: cannot be combined with FIXED"},
