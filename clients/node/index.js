@@ -1,9 +1,11 @@
 // redis-ratelimit-client: Node.js calls for the redis-ratelimit module's RL.* commands (lib/limits.js),
-// their RateLimit headers (lib/headers.js) and an Express middleware (lib/express.js).
+// its policies kept in Redis (RL.POLICY and RL.CHECK: lib/policies.js), their RateLimit headers
+// (lib/headers.js) and an Express middleware (lib/express.js).
 'use strict';
 
 module.exports = {
   ...require('./lib/limits'),
+  ...require('./lib/policies'),
   ...require('./lib/headers'),
   ...require('./lib/express'),
 };

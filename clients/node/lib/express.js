@@ -7,6 +7,7 @@
 // The idea: one policy is one RL.* command, several are one atomic RL.ALL (admitted by all, or nothing
 // consumed); each client key has one Redis key per policy, all under one hash tag (Redis Cluster). The
 // decision is left on res.locals.ratelimit. If Redis fails the request gets 503 (failOpen lets it pass).
+// (These policies live in the application; lib/policies.js has the ones kept in Redis, RL.POLICY.)
 'use strict';
 
 const { limit, limitAll } = require('./limits');
@@ -19,7 +20,7 @@ function redisKey(prefix, clientKey, policy) {
 }
 
 // One request's decision: { allowed, retryAfterMs, items: [[name, spec, result]], elapsedNs }.
-async function check(redis, policies, clientKey, { prefix = 'rl:', cost = 1 } = {}) {
+async function checkRequest(redis, policies, clientKey, { prefix = 'rl:', cost = 1 } = {}) {
   const start = process.hrtime.bigint();
   let allowed;
   let retryAfterMs;
@@ -43,12 +44,18 @@ function rateLimit({ redis, policies, key = apiKeyOrAddress, prefix = 'rl:', fai
   if (leased) {
     throw new Error(`rateLimit: policy ${leased.name}: concurrency is not a rate limit (use acquire/release)`);
   }
+  // A smooth limiter reserves: its waitMs is how long to hold the request, which the middleware never does
+  // (and the headers have no mapping for a reservation: docs/headers.md). Call limit() and wait instead.
+  const reserving = policies.find((p) => p.spec.kind === 'SMOOTH');
+  if (reserving) {
+    throw new Error(`rateLimit: policy ${reserving.name}: smooth reserves, its waitMs is for the caller to wait (use limit())`);
+  }
   return async function rateLimitMiddleware(req, res, next) {
     const clientKey = key(req);
     if (clientKey === null || clientKey === undefined) return next();
     let decision;
     try {
-      decision = await check(redis, policies, clientKey, { prefix });
+      decision = await checkRequest(redis, policies, clientKey, { prefix });
     } catch (err) {
       if (failOpen) return next();
       return res.status(503).type('text/plain').send('rate limiter unavailable\n');
@@ -61,4 +68,4 @@ function rateLimit({ redis, policies, key = apiKeyOrAddress, prefix = 'rl:', fai
   };
 }
 
-module.exports = { rateLimit, check, redisKey };
+module.exports = { rateLimit, checkRequest, redisKey };

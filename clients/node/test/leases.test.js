@@ -7,10 +7,9 @@
 
 const { test, before, after, beforeEach } = require('node:test');
 const assert = require('node:assert/strict');
-const { setTimeout: sleep } = require('node:timers/promises');
 const { concurrency, window, token, limit, limitAll, acquire, release, renew, leases, acquireArgs, allArgs,
   parseResult, rateLimit } = require('..');
-const { client, fresh } = require('./support');
+const { client, fresh, waitBlocked } = require('./support');
 
 let redis;
 before(() => { redis = client(); });
@@ -123,22 +122,12 @@ test('bad input is the server\'s error, naming the argument', async () => {
   assert.equal(await redis.get('s'), 'a string');
 });
 
-// Until `count` clients are blocked (a bound on the polling, not a timing being asserted).
-async function waitBlocked(count) {
-  for (let i = 0; i < 1000; i++) {
-    const info = await redis.info('clients');
-    if (Number(/blocked_clients:(\d+)/.exec(info)[1]) === count) return true;
-    await sleep(10);
-  }
-  return false;
-}
-
 test('WAIT is woken by a release', async () => {
   const held = (await acquire(redis, 'c', 1, 600000)).lease;
   const waiter = client();
   try {
     const answer = acquire(waiter, 'c', 1, 1000, { waitMs: 600000 });
-    assert.equal(await waitBlocked(1), true, 'the waiter never blocked');
+    assert.equal(await waitBlocked(redis, 1), true, 'the waiter never blocked');
     assert.equal(await release(redis, 'c', held), true);
     const got = await answer;
     assert.deepEqual([got.allowed, got.remaining], [true, 0]);

@@ -6,6 +6,7 @@
 'use strict';
 
 const http = require('node:http');
+const { setTimeout: sleep } = require('node:timers/promises');
 const Redis = require('ioredis');
 
 const PORT = Number(process.env.RL_REDIS_PORT || 0);
@@ -21,6 +22,16 @@ function client(opts = {}) {
 async function fresh(redis) {
   await redis.flushall();
   await redis.call('RL.CLOCK', 'SET', T0 + 15000);
+}
+
+// Until `count` clients are blocked (a bound on the polling, not a timing being asserted).
+async function waitBlocked(redis, count) {
+  for (let i = 0; i < 1000; i++) {
+    const info = await redis.info('clients');
+    if (Number(/blocked_clients:(\d+)/.exec(info)[1]) === count) return true;
+    await sleep(10);
+  }
+  return false;
 }
 
 function get(port, { path = '/', apiKey = 'alice' } = {}) {
@@ -48,4 +59,4 @@ async function getMany(ports, perPort, parallel = 4) {
   return out;
 }
 
-module.exports = { PORT, T0, client, fresh, get, getMany };
+module.exports = { PORT, T0, client, fresh, waitBlocked, get, getMany };

@@ -5,7 +5,7 @@ headers to admitted responses too.
     app = Flask(__name__)
     RateLimit(app, redis.Redis(), [Policy("default", Window(100, 60_000, fixed=True))])
 
-The idea: the decision is made in `before_request` (one Redis round trip, policy.check) and kept on
+The idea: the decision is made in `before_request` (one Redis round trip, policy.check_request) and kept on
 `flask.g.ratelimit`, so the view and `after_request` can read it. If Redis fails, the request is
 refused with 503 (fail_open=True lets it through without headers)."""
 
@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence
 import flask
 import redis
 
-from .policy import Decision, Policy, check
+from .policy import Decision, Policy, check_request
 
 
 def api_key_or_address(request) -> Optional[str]:
@@ -41,7 +41,7 @@ class RateLimit:
         if client_key is None:
             return None
         try:
-            decision = check(self.client, self.policies, client_key, self.prefix)
+            decision = check_request(self.client, self.policies, client_key, self.prefix)
         except redis.RedisError:
             if self.fail_open:
                 return None

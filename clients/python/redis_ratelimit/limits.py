@@ -1,9 +1,10 @@
-"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog, Quota,
+"""The RL.* commands as Python calls: a limiter spec (Token, Leaky, Window, SlidingLog, Smooth, Quota,
 Concurrency) names the algorithm and its parameters, `limit()` runs one command for one key and
-`limit_all()` runs RL.ALL for several, and both return typed results with the module's six reply fields.
-A spec may carry a Lockout (LOCKOUT and its options): a denial then locks the key. The concurrency leases
-have their own calls: `acquire()`, `release()`, `renew()` and `leases()`; the locks too: `block()`,
-`unblock()` and `lockinfo()`.
+`limit_all()` runs RL.ALL for several, and both return typed results with the module's six reply fields
+(seven with ATMOST: the units granted). A spec may carry a Lockout (LOCKOUT and its options): a denial
+then locks the key; and its own `cost` (a clause's COST in RL.ALL and in a stored policy) or `force`. The
+concurrency leases have their own calls: `acquire()`, `release()`, `renew()` and `leases()`; the locks
+too: `block()`, `unblock()` and `lockinfo()`; and `reset()` (RL.RESET) and `throttle()` (CL.THROTTLE).
 
 The idea: a spec is a plain value (parameters are not stored in Redis, every call brings its own), so
 the same spec object serves the command, the read-only form and the HTTP headers (headers.py). A lease
@@ -11,6 +12,7 @@ is the one thing a call hands back to be named again later, so its id travels as
 module gave (a str decoded with surrogateescape, encoded back the same way)."""
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import List, Optional, Sequence, Tuple, Union
 
 FIELDS = ("allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "wait_ms")
@@ -45,6 +47,26 @@ def lockout_args(lockout: Optional[Lockout]) -> List[object]:
     return lockout.args()
 
 
+def clause_args(cost: Optional[int], force: bool = False) -> List[object]:
+    """A spec's own COST (that limit's cost, whatever the call's: a clause's COST in RL.ALL, a limit's in
+    a stored policy) and FORCE. In a single command they add to the call's own: a COST given both ways is
+    the server's `COST: given more than once`."""
+    return ([] if cost is None else ["COST", cost]) + (["FORCE"] if force else [])
+
+
+def decimal_arg(value) -> str:
+    """RL.SMOOTH's decimals (permits_per_second, COLDFACTOR) as the plain digits the module reads, never an
+    exponent (Python writes 0.000001 as 1e-06). Nothing is rounded: a value with more than 6 decimals, or
+    out of range, goes as it is and the module refuses it, naming the argument. A str is sent as given."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+        raise TypeError(f"a decimal number (int, float, Decimal or str) is needed, not {value!r}")
+    if isinstance(value, (str, int)):
+        return str(value)
+    if isinstance(value, float):
+        value = Decimal(repr(value))
+    return format(value, "f")
+
+
 @dataclass(frozen=True)
 class Token:
     """RL.TOKEN: a bucket of `capacity` tokens refilled by `refill_tokens` per `refill_ms` (continuously,
@@ -54,6 +76,8 @@ class Token:
     refill_ms: int
     interval: bool = False
     lockout: Optional[Lockout] = None
+    cost: Optional[int] = None
+    force: bool = False
 
     command = "RL.TOKEN"
     kind = "TOKEN"
@@ -62,7 +86,8 @@ class Token:
         return [self.capacity, self.refill_tokens, self.refill_ms]
 
     def flags(self) -> List[object]:
-        return (["INTERVAL"] if self.interval else []) + lockout_args(self.lockout)
+        interval = ["INTERVAL"] if self.interval else []
+        return interval + lockout_args(self.lockout) + clause_args(self.cost, self.force)
 
 
 @dataclass(frozen=True)
@@ -74,6 +99,8 @@ class Leaky:
     leak_ms: int
     nodelay: bool = False
     lockout: Optional[Lockout] = None
+    cost: Optional[int] = None
+    force: bool = False
 
     command = "RL.LEAKY"
     kind = "LEAKY"
@@ -82,17 +109,23 @@ class Leaky:
         return [self.capacity, self.leak_tokens, self.leak_ms]
 
     def flags(self) -> List[object]:
-        return (["NODELAY"] if self.nodelay else []) + lockout_args(self.lockout)
+        nodelay = ["NODELAY"] if self.nodelay else []
+        return nodelay + lockout_args(self.lockout) + clause_args(self.cost, self.force)
 
 
 @dataclass(frozen=True)
 class Window:
     """RL.WINDOW: at most `limit` per window of `window_ms`, windows aligned to the Unix epoch; the
-    sliding-window counter by default, a plain fixed window with fixed=True."""
+    sliding-window counter by default, a plain fixed window with fixed=True, a window of `subwindows`
+    epoch-aligned cells (SUBWINDOWS n, 2 to 60; window_ms a multiple of n) with subwindows=n. Given
+    with fixed=True both go, and the module refuses the pair by name."""
     limit: int
     window_ms: int
     fixed: bool = False
     lockout: Optional[Lockout] = None
+    cost: Optional[int] = None
+    force: bool = False
+    subwindows: Optional[int] = None
 
     command = "RL.WINDOW"
     kind = "WINDOW"
@@ -101,7 +134,9 @@ class Window:
         return [self.limit, self.window_ms]
 
     def flags(self) -> List[object]:
-        return ["FIXED" if self.fixed else "SLIDING"] + lockout_args(self.lockout)
+        mode = ["FIXED"] if self.fixed else ([] if self.subwindows is not None else ["SLIDING"])
+        cells = [] if self.subwindows is None else ["SUBWINDOWS", self.subwindows]
+        return mode + cells + lockout_args(self.lockout) + clause_args(self.cost, self.force)
 
 
 @dataclass(frozen=True)
@@ -112,6 +147,8 @@ class SlidingLog:
     window_ms: int
     mingap_ms: Optional[int] = None
     lockout: Optional[Lockout] = None
+    cost: Optional[int] = None
+    force: bool = False
 
     command = "RL.SLIDINGLOG"
     kind = "SLIDINGLOG"
@@ -120,7 +157,42 @@ class SlidingLog:
         return [self.limit, self.window_ms]
 
     def flags(self) -> List[object]:
-        return ([] if self.mingap_ms is None else ["MINGAP", self.mingap_ms]) + lockout_args(self.lockout)
+        gap = [] if self.mingap_ms is None else ["MINGAP", self.mingap_ms]
+        return gap + lockout_args(self.lockout) + clause_args(self.cost, self.force)
+
+
+@dataclass(frozen=True)
+class Smooth:
+    """RL.SMOOTH: Guava's RateLimiter shared in Redis. `permits_per_second` is a decimal (int, float,
+    Decimal or str; up to 6 decimals). Bursty by default, storing up to `maxburst_ms` worth of permits
+    (the module's default: 1000); warming up with warmup_ms (and `coldfactor`, default 3). It reserves:
+    a request is granted and its Result's wait_ms says how long to wait before the work, unless
+    `maxwait_ms` (Guava's tryAcquire timeout) denies it. No REFUND, ATMOST or FORCE (a reservation is
+    granted whole)."""
+    permits_per_second: Union[int, float, Decimal, str]
+    warmup_ms: Optional[int] = None
+    maxburst_ms: Optional[int] = None
+    coldfactor: Optional[Union[int, float, Decimal, str]] = None
+    maxwait_ms: Optional[int] = None
+    lockout: Optional[Lockout] = None
+    cost: Optional[int] = None
+
+    command = "RL.SMOOTH"
+    kind = "SMOOTH"
+
+    def params(self) -> List[object]:
+        return [decimal_arg(self.permits_per_second)]
+
+    def flags(self) -> List[object]:
+        out: List[object] = []
+        for name, value in (("WARMUP", self.warmup_ms), ("MAXBURST", self.maxburst_ms)):
+            if value is not None:
+                out += [name, value]
+        if self.coldfactor is not None:
+            out += ["COLDFACTOR", decimal_arg(self.coldfactor)]
+        if self.maxwait_ms is not None:
+            out += ["MAXWAIT", self.maxwait_ms]
+        return out + lockout_args(self.lockout) + clause_args(self.cost)
 
 
 @dataclass(frozen=True)
@@ -131,6 +203,8 @@ class Quota:
     period: str
     offset_minutes: Optional[int] = None
     lockout: Optional[Lockout] = None
+    cost: Optional[int] = None
+    force: bool = False
 
     command = "RL.QUOTA"
     kind = "QUOTA"
@@ -140,7 +214,7 @@ class Quota:
 
     def flags(self) -> List[object]:
         offset = [] if self.offset_minutes is None else ["OFFSET", self.offset_minutes]
-        return offset + lockout_args(self.lockout)
+        return offset + lockout_args(self.lockout) + clause_args(self.cost, self.force)
 
 
 @dataclass(frozen=True)
@@ -151,6 +225,7 @@ class Concurrency:
     limit: int
     lease_ms: int
     lease_id: Optional[Union[str, bytes]] = None
+    cost: Optional[int] = None
 
     command = "RL.ACQUIRE"
     kind = "CONCURRENCY"
@@ -159,7 +234,7 @@ class Concurrency:
         return [self.limit, self.lease_ms]
 
     def flags(self) -> List[object]:
-        return [] if self.lease_id is None else ["ID", lease_bytes(self.lease_id)]
+        return ([] if self.lease_id is None else ["ID", lease_bytes(self.lease_id)]) + clause_args(self.cost)
 
 
 @dataclass(frozen=True)
@@ -178,6 +253,29 @@ class AcquireResult(Result):
     """RL.ACQUIRE's answer (and a CONCURRENCY limit's in RL.ALL): the common reply and the lease taken
     or renewed; None when denied, and under DRYRUN or RL.ACQUIRE_RO (nothing is recorded)."""
     lease: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AtMostResult(Result):
+    """The answer of a call with ATMOST (RL.TOKEN, RL.WINDOW with a cost): the common reply of the request
+    of COST granted, and `granted`, the units taken (1 to the cost; 0 when denied)."""
+    granted: int = 0
+
+
+@dataclass(frozen=True)
+class ThrottleResult:
+    """CL.THROTTLE's answer, redis-cell's five fields: limited (the request was denied), limit
+    (max_burst + 1), remaining, and retry_after_s and reset_after_s in whole seconds (retry -1 when
+    allowed, or when the quantity can never fit)."""
+    limited: bool
+    limit: int
+    remaining: int
+    retry_after_s: int
+    reset_after_s: int
+
+    @property
+    def allowed(self) -> bool:
+        return not self.limited
 
 
 @dataclass(frozen=True)
@@ -222,25 +320,38 @@ def lease_str(lease_id) -> Optional[str]:
     return lease_id.decode("utf-8", "surrogateescape")
 
 
+def str_keys(reply: dict) -> dict:
+    """A RESP3 map with its keys as str (redis-py gives bytes unless it decodes responses)."""
+    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
+
+
 def parse_result(reply) -> Result:
-    """A six-field reply, or RL.ACQUIRE's seven (an AcquireResult), as a RESP2 array or a RESP3 map
-    (keys as bytes or str)."""
+    """A six-field reply, or a seventh: RL.ACQUIRE's lease (an AcquireResult: a bulk string or nil) or
+    ATMOST's granted (an AtMostResult: an integer); a RESP2 array or a RESP3 map (keys as bytes or str)."""
     if isinstance(reply, dict):
-        values = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
-        reply = [values[name] for name in FIELDS + (("lease",) if "lease" in values else ())]
+        values = str_keys(reply)
+        seventh = tuple(name for name in ("lease", "granted") if name in values)
+        reply = [values[name] for name in FIELDS + seventh]
+        if seventh == ("lease",) and isinstance(reply[6], int):
+            raise ValueError(f"a lease id must be a string, got {reply[6]!r}")
     if len(reply) not in (6, 7):
         raise ValueError(f"expected 6 or 7 fields, got {reply!r}")
     allowed, lim, remaining, retry, reset, wait = (int(v) for v in reply[:6])
     if len(reply) == 6:
         return Result(allowed == 1, lim, remaining, retry, reset, wait)
+    if isinstance(reply[6], int):
+        return AtMostResult(allowed == 1, lim, remaining, retry, reset, wait, reply[6])
     return AcquireResult(allowed == 1, lim, remaining, retry, reset, wait, lease_str(reply[6]))
 
 
 def parse_all(reply) -> AllResult:
-    """RL.ALL's reply: allowed, retry_after_ms, reset_after_ms, then the per-limit replies."""
+    """RL.ALL's reply (and RL.CHECK's): allowed, retry_after_ms, reset_after_ms, then the per-limit
+    replies. In RESP3 `limits` is a list (RL.ALL) or a map from each limit's name (RL.CHECK), in order."""
     if isinstance(reply, dict):
-        values = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
-        reply = [values["allowed"], values["retry_after_ms"], values["reset_after_ms"], *values["limits"]]
+        values = str_keys(reply)
+        limits = values["limits"]
+        limits = list(limits.values()) if isinstance(limits, dict) else limits
+        reply = [values["allowed"], values["retry_after_ms"], values["reset_after_ms"], *limits]
     allowed, retry, reset = (int(v) for v in reply[:3])
     return AllResult(allowed == 1, retry, reset, [parse_result(r) for r in reply[3:]])
 
@@ -257,59 +368,78 @@ def _weight(cost: int, refund: Optional[int], force: bool = False) -> List[objec
     return ["REFUND", refund]
 
 
+def _wait(wait_ms: Optional[int]) -> List[object]:
+    """WAIT timeout_ms, passed on as given (a read-only form refuses it by name rather than the helper
+    dropping it)."""
+    return [] if wait_ms is None else ["WAIT", wait_ms]
+
+
 def command_args(key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False,
-                 refund: Optional[int] = None, force: bool = False) -> List[object]:
+                 refund: Optional[int] = None, force: bool = False, atmost: bool = False,
+                 wait_ms: Optional[int] = None) -> List[object]:
     """The argument list of one RL.* call (the command name first)."""
     name = spec.command + ("_RO" if readonly else "")
     args = [name, key, *spec.params(), *spec.flags(), *_weight(cost, refund, force)]
+    if atmost:
+        args.append("ATMOST")
+    args += _wait(wait_ms)
     if dryrun and not readonly:
         args.append("DRYRUN")
     return args
 
 
 def limit(client, key: str, spec, cost: int = 1, dryrun: bool = False, readonly: bool = False,
-          refund: Optional[int] = None, force: bool = False) -> Result:
+          refund: Optional[int] = None, force: bool = False, atmost: bool = False,
+          wait_ms: Optional[int] = None) -> Result:
     """Run one limiter for `key` and return its Result. dryrun=True looks without consuming;
     readonly=True uses the command's _RO form (same answer as DRYRUN; runs on replicas and for
     read-only users); refund=n gives back n units a failed request took, in place of cost; force=True
-    takes cost even past the limit (a debt: Token, Leaky with nodelay, Window, SlidingLog, Quota). A
-    Concurrency spec runs RL.ACQUIRE (an AcquireResult; acquire() also has WAIT).
+    takes cost even past the limit (a debt: Token, Leaky with nodelay, Window, SlidingLog, Quota);
+    atmost=True (Token, Window) takes what is there, 1 to cost, and answers an AtMostResult (its
+    `granted`); wait_ms (Token, Window) waits server-side, first in first out, up to that long for the
+    budget. A Concurrency spec runs RL.ACQUIRE (an AcquireResult; acquire() also has WAIT).
     `client` is a redis.Redis (or anything with execute_command)."""
-    return parse_result(client.execute_command(*command_args(key, spec, cost, dryrun, readonly, refund, force)))
+    args = command_args(key, spec, cost, dryrun, readonly, refund, force, atmost, wait_ms)
+    return parse_result(client.execute_command(*args))
 
 
 def all_args(limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False, readonly: bool = False,
-             refund: Optional[int] = None, force: bool = False) -> List[object]:
+             refund: Optional[int] = None, force: bool = False, wait_ms: Optional[int] = None) -> List[object]:
     """The argument list of RL.ALL (RL.ALL_RO with readonly=True) for (key, spec) pairs."""
     args: List[object] = ["RL.ALL_RO" if readonly else "RL.ALL", len(limits), *(key for key, _ in limits)]
-    args += _weight(cost, refund, force)
+    args += _weight(cost, refund, force) + _wait(wait_ms)
     if dryrun and not readonly:
         args.append("DRYRUN")
     for _, spec in limits:
-        args += ["LIMIT", spec.kind, *spec.params(), *spec.flags()]
+        args += clause(spec)
     return args
 
 
+def clause(spec) -> List[object]:
+    """A spec as RL.ALL's (and a stored policy's) `LIMIT kind params options` clause."""
+    if not all(hasattr(spec, name) for name in ("kind", "params", "flags")):
+        raise TypeError(f"not a limiter spec (Token, Window, ...): {spec!r}")
+    return ["LIMIT", spec.kind, *spec.params(), *spec.flags()]
+
+
 def limit_all(client, limits: Sequence[Tuple[str, object]], cost: int = 1, dryrun: bool = False,
-              readonly: bool = False, refund: Optional[int] = None, force: bool = False) -> AllResult:
+              readonly: bool = False, refund: Optional[int] = None, force: bool = False,
+              wait_ms: Optional[int] = None) -> AllResult:
     """Check several (key, spec) limits in one atomic RL.ALL: admitted by all of them, or by none and
     nothing consumed. readonly=True uses RL.ALL_RO (the DRYRUN answer, for replicas and read-only
     users); refund=n gives n back to every limit in one atomic write, for a request that RL.ALL admitted
     and that failed downstream; force=True charges cost to every limit even past it (usage that already
-    happened: each goes into debt). A Concurrency limit's result is an AcquireResult carrying its lease."""
-    return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund, force)))
+    happened: each goes into debt); wait_ms waits server-side until every limit admits (at most that
+    long). A spec's own cost is its limit's cost instead of the call's. A Concurrency limit's result is
+    an AcquireResult carrying its lease."""
+    return parse_all(client.execute_command(*all_args(limits, cost, dryrun, readonly, refund, force, wait_ms)))
 
 
 def acquire_args(key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None,
                  wait_ms: Optional[int] = None, dryrun: bool = False, readonly: bool = False) -> List[object]:
     """The argument list of RL.ACQUIRE (RL.ACQUIRE_RO with readonly=True). WAIT is passed on as given,
     so that RL.ACQUIRE_RO refuses it by name rather than the helper dropping it."""
-    args = command_args(key, Concurrency(limit, lease_ms, lease_id), cost, readonly=readonly)
-    if wait_ms is not None:
-        args += ["WAIT", wait_ms]
-    if dryrun and not readonly:
-        args.append("DRYRUN")
-    return args
+    return command_args(key, Concurrency(limit, lease_ms, lease_id), cost, dryrun, readonly, wait_ms=wait_ms)
 
 
 def acquire(client, key: str, limit: int, lease_ms: int, cost: int = 1, lease_id=None,
@@ -363,3 +493,26 @@ def parse_lockinfo(reply) -> LockInfo:
 def lockinfo(client, key: str) -> LockInfo:
     """The key's lock as it stands (RL.LOCKINFO): a missing key has none and no strikes."""
     return parse_lockinfo(client.execute_command("RL.LOCKINFO", key))
+
+
+def reset(client, *keys: str) -> int:
+    """Delete limiter keys (RL.RESET), as if each limiter had long been idle (locks included), and
+    answer how many held a limiter. All or nothing: a key holding anything else is WRONGTYPE and no key
+    is deleted. Clients waiting on a deleted key are served at once."""
+    return int(client.execute_command("RL.RESET", *keys))
+
+
+def throttle_args(key: str, max_burst: int, count_per_period: int, period: int,
+                  quantity: Optional[int] = None) -> List[object]:
+    """The argument list of CL.THROTTLE (quantity left out for redis-cell's default, 1)."""
+    return ["CL.THROTTLE", key, max_burst, count_per_period, period] + ([] if quantity is None else [quantity])
+
+
+def throttle(client, key: str, max_burst: int, count_per_period: int, period: int,
+             quantity: Optional[int] = None) -> ThrottleResult:
+    """CL.THROTTLE, redis-cell's command on redis-cell's keys: max_burst + 1 units regained at
+    count_per_period per `period` seconds (GCRA); quantity 0 looks without writing. For code moving
+    from redis-cell: new code had better use limit() with Leaky(..., nodelay=True)."""
+    reply = client.execute_command(*throttle_args(key, max_burst, count_per_period, period, quantity))
+    limited, lim, remaining, retry, reset_after = (int(v) for v in reply)
+    return ThrottleResult(limited == 1, lim, remaining, retry, reset_after)

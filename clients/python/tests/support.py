@@ -8,6 +8,7 @@ import http.client
 import os
 import sys
 import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,6 +43,14 @@ class RedisCase(unittest.TestCase):
 
     def advance(self, ms: int) -> None:
         self.r.execute_command("RL.CLOCK", "ADVANCE", ms)
+
+    def wait_blocked(self, count: int) -> bool:
+        """Until `count` clients are blocked (a bound on the polling, not a timing being asserted)."""
+        for _ in range(1000):
+            if int(self.r.info("clients")["blocked_clients"]) == count:
+                return True
+            time.sleep(0.01)
+        return False
 
 
 def get(port: int, path: str = "/", api_key: str = "alice"):

@@ -5,7 +5,6 @@ RL.ALL takes a lease only if every limit admits; WAIT is woken by a release; bad
 error, naming the argument. The clock is frozen, so every ttl and retry is exact."""
 
 import threading
-import time
 import unittest
 
 import redis
@@ -145,14 +144,6 @@ class Leases(RedisCase):
         got = answers[0]
         self.assertEqual((got.allowed, got.remaining), (True, 0))
         self.assertEqual(leases(self.r, "c"), [Lease(got.lease, 1, 1000)])
-
-    def wait_blocked(self, count: int) -> bool:
-        """Until `count` clients are blocked (a bound on the polling, not a timing being asserted)."""
-        for _ in range(1000):
-            if int(self.r.info("clients")["blocked_clients"]) == count:
-                return True
-            time.sleep(0.01)
-        return False
 
 
 class AllWithConcurrency(RedisCase):
