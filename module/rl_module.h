@@ -323,9 +323,6 @@ static inline void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t l
     else rl_call_decide_any(ctx, call, look_flags, cost, o);
 }
 
-/* "ERR LIMIT <i>: <rest of err>": an error of RL.ALL's clause i (0-based), parsing or deciding, names its
- * clause (err is rewritten in place; a long message is cut). */
-void rl_name_clause(char err[RL_ERR_LEN], int i);
 
 /* A copy of call that outlives its command (a waiter's, a held reply's): its n clauses only (a call's
  * clause array is sized for RL.ALL's 16; no code reads past n), its keys retained; rl_call_free frees it. */
