@@ -450,6 +450,9 @@ static const char *value_type(const char *name) {
     if (strcmp(name, "key") == 0) return "key";
     if (strcmp(name, "permits_per_second") == 0 || strcmp(name, "f") == 0) return "double";
     if (strcmp(name, "spec") == 0 || strcmp(name, "lease_id") == 0) return "string"; /* RL.ALL's clauses, ids */
+    static const char *const words[] = {"policy", "name", "limit_name", "kind", "arg"}; /* RL.CHECK, RL.POLICY */
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(name, words[i]) == 0) return "string";
     return "integer";
 }
 
