@@ -12,7 +12,7 @@ int rl_answer_hold(RedisModuleCtx *ctx, const rl_call *call, const rl_outcome *o
 /* What a decided call adds to its counters. */
 static inline void rl_answer_count(const rl_call *call, const rl_outcome *o) {
     rl_counters *stats = call->stats;
-    if (call->policy) rl_policy_count(call->policy, o);
+    if (__builtin_expect(call->policy != NULL, 0)) rl_policy_count(call->policy, o);
     /* (locked: read only for a decided call, whose outcome sets it; only a denial has it) */
     rl_tally t = {o->error ? RL_TALLY_ERROR : RL_TALLY_DECIDED, (int)o->allowed, o->units, o->keys_created, 0,
                   o->locked};

@@ -81,6 +81,14 @@ static size_t encode(const rl_bundle *b, unsigned char *out) {
     return (size_t)(p - out);
 }
 
+/* b encoded in a new allocation (the caller frees it), with room for extra bytes after it. */
+static unsigned char *encoded(const rl_bundle *b, size_t extra, size_t *len) {
+    *len = encoded_len(b);
+    unsigned char *blob = RedisModule_Alloc(*len + extra);
+    encode(b, blob);
+    return blob;
+}
+
 /* One entry at *p (len bytes left), checked; NULL, or what is wrong. */
 static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundle_entry *e) {
     const unsigned char *p = *at;
@@ -169,19 +177,16 @@ static void *bundle_rdb_load(RedisModuleIO *io, int encver) {
 }
 
 static void bundle_rdb_save(RedisModuleIO *io, void *value) {
-    const rl_bundle *b = value;
-    size_t len = encoded_len(b);
-    unsigned char *blob = RedisModule_Alloc(len);
-    encode(b, blob);
+    size_t len;
+    unsigned char *blob = encoded(value, 0, &len);
     RedisModule_SaveStringBuffer(io, (const char *)blob, len);
     RedisModule_Free(blob);
 }
 
 /* The blob RL.SETSTATE takes: the encoding, then the key's expiry. */
 static unsigned char *setstate_blob(const rl_bundle *b, int64_t expire_at_ms, size_t *len) {
-    size_t body = encoded_len(b);
-    unsigned char *blob = RedisModule_Alloc(body + 8);
-    encode(b, blob);
+    size_t body;
+    unsigned char *blob = encoded(b, 8, &body);
     rl_put_le(blob + body, (uint64_t)expire_at_ms, 8);
     *len = body + 8;
     return blob;
@@ -206,10 +211,8 @@ static size_t bundle_mem_usage(const void *value) {
 }
 
 static void bundle_digest(RedisModuleDigest *md, void *value) {
-    const rl_bundle *b = value;
-    size_t len = encoded_len(b);
-    unsigned char *blob = RedisModule_Alloc(len);
-    encode(b, blob);
+    size_t len;
+    unsigned char *blob = encoded(value, 0, &len);
     RedisModule_DigestAddStringBuffer(md, (const char *)blob, len);
     RedisModule_DigestEndSequence(md);
     RedisModule_Free(blob);

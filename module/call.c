@@ -30,16 +30,6 @@ static void commit(RedisModuleCtx *ctx, rl_pending *p) {
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
 }
 
-void rl_name_clause(char err[RL_ERR_LEN], int i) {
-    char out[RL_ERR_LEN];
-    const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
-    size_t head = (size_t)snprintf(out, sizeof out, "ERR LIMIT %d: ", i + 1);
-    size_t len = strlen(what), room = sizeof out - 1 - head; /* a long message is cut, never overrun */
-    memcpy(out + head, what, len < room ? len : room);
-    out[head + (len < room ? len : room)] = '\0';
-    memcpy(err, out, sizeof out);
-}
-
 /* A denied RL.ALL's description of clause p: released, then prepared again as a DRYRUN that logs nothing; a
  * clause that alone would admit is shown with nothing consumed (its reply to COST 0), one that denies with
  * its retry for this request. */

@@ -241,3 +241,13 @@ int rl_parse(const rl_syntax *syn, int nargs, const char *const *args, const siz
     }
     return 0;
 }
+
+void rl_name_clause(char err[RL_ERR_LEN], int i) {
+    char out[RL_ERR_LEN];
+    const char *what = strncmp(err, "ERR ", 4) == 0 ? err + 4 : err;
+    size_t head = (size_t)snprintf(out, sizeof out, "ERR LIMIT %d: ", i + 1);
+    size_t len = strlen(what), room = sizeof out - 1 - head; /* a long message is cut, never overrun */
+    memcpy(out + head, what, len < room ? len : room);
+    out[head + (len < room ? len : room)] = '\0';
+    memcpy(err, out, sizeof out);
+}

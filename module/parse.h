@@ -122,4 +122,8 @@ int rl_range_error(char err[RL_ERR_LEN], const char *name, int64_t min, int64_t 
 /* Copy untrusted bytes into an error message: printable ASCII only, at most 32 characters. */
 void rl_sanitize(char *dst, size_t dstlen, const char *src, size_t len);
 
+/* "ERR LIMIT <i>: <rest of err>": an error of RL.ALL's clause i (0-based), parsing or deciding, names its
+ * clause (err is rewritten in place; a long message is cut). */
+void rl_name_clause(char err[RL_ERR_LEN], int i);
+
 #endif

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "compat.h"
 #include "rl_module.h"
 
 #define POLICY_AUX_ENCVER 1
@@ -103,7 +104,7 @@ static int parse_limit(rl_policy *policy, rl_call *scratch, int nargs, const cha
     *at += 1;
     for (int j = 0; j < i; j++)
         if (policy->limit[j].name_len == pl->name_len && memcmp(policy->limit[j].name, pl->name, pl->name_len) == 0) {
-            snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): limit_name: used by LIMIT %d too", i + 1, pl->name, j + 1);
+            snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): limit name used twice (LIMIT %d has it)", i + 1, pl->name, j + 1);
             return -1;
         }
     if (spec_refunds(nargs, args, lens, *at)) {
@@ -159,7 +160,7 @@ static rl_policy *policy_parse(const char *name, size_t name_len, int nargs, con
     int failed = 0;
     while (!failed && at < nargs) {
         if (policy->n == RL_ALL_MAX_LIMITS) {
-            snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy has 1 to %d limits", RL_ALL_MAX_LIMITS);
+            snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy needs 1 to %d limits", RL_ALL_MAX_LIMITS);
             failed = 1;
         } else if (!arg_is(args[at], lens[at], "LIMIT")) {
             char shown[40];
@@ -174,7 +175,7 @@ static rl_policy *policy_parse(const char *name, size_t name_len, int nargs, con
     }
     RedisModule_Free(scratch);
     if (!failed && policy->n == 0) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy has 1 to %d limits", RL_ALL_MAX_LIMITS);
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy needs 1 to %d limits", RL_ALL_MAX_LIMITS);
         failed = 1;
     }
     if (failed) {
@@ -188,7 +189,7 @@ static rl_policy *policy_parse(const char *name, size_t name_len, int nargs, con
 static const char *policy_set(RedisModuleString **argv, int argc, char err[RL_ERR_LEN]) {
     enum { MAX_ARGS = 1 + RL_ALL_MAX_LIMITS * (RL_MAX_ARGS + 4) + 2 };
     if (argc - 1 > MAX_ARGS) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy has 1 to %d limits", RL_ALL_MAX_LIMITS);
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT: a policy needs 1 to %d limits", RL_ALL_MAX_LIMITS);
         return err;
     }
     const char *args[MAX_ARGS];
@@ -356,6 +357,15 @@ const char *rl_policy_refresh(rl_call *call, char err[RL_ERR_LEN]) {
     return NULL;
 }
 
+void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
+    rl_policy_counters *c = policy->stats;
+    if (o->error) return; /* (the command's own counters count errors) */
+    c->calls++;
+    c->admitted += o->allowed && !o->shadow_denied;
+    c->denied += !o->allowed;
+    c->shadow_denied += o->shadow_denied;
+}
+
 void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o) {
     for (int i = 0; i < policy->n; i++) {
         o->name_len[i] = (uint8_t)policy->limit[i].name_len;
@@ -429,14 +439,16 @@ void rl_policy_info(RedisModuleInfoCtx *ctx) {
     RedisModuleDictIter *it = RedisModule_DictIteratorStartC(policies, "^", NULL, 0);
     rl_policy *policy;
     while (RedisModule_DictNextC(it, NULL, (void **)&policy)) {
+        /* One field, several values, as INFO keyspace's lines: ratelimit_policy_<name>:calls=..,admitted=.. */
         const rl_policy_counters *c = policy->stats;
-        const char *names[4] = {"calls", "admitted", "denied", "shadow_denied"};
-        const long long v[4] = {c->calls, c->admitted, c->denied, c->shadow_denied};
-        for (int i = 0; i < 4; i++) {
-            char field[RL_POLICY_NAME_MAX + 32];
-            snprintf(field, sizeof field, "policy_%s_%s", policy->name, names[i]);
-            RedisModule_InfoAddFieldLongLong(ctx, field, v[i]);
-        }
+        char field[RL_POLICY_NAME_MAX + 8];
+        snprintf(field, sizeof field, "policy_%s", policy->name);
+        RedisModule_InfoBeginDictField(ctx, field);
+        RedisModule_InfoAddFieldLongLong(ctx, "calls", c->calls);
+        RedisModule_InfoAddFieldLongLong(ctx, "admitted", c->admitted);
+        RedisModule_InfoAddFieldLongLong(ctx, "denied", c->denied);
+        RedisModule_InfoAddFieldLongLong(ctx, "shadow_denied", c->shadow_denied);
+        RedisModule_InfoEndDictField(ctx);
     }
     RedisModule_DictIteratorStop(it);
 }
@@ -471,7 +483,7 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"set", policy_set_command, "write deny-oom", -6,
+    {"set", policy_set_command, "write deny-oom", -3,
      "Sets a policy: named limits that RL.CHECK applies to a key together, replacing one of that name.", set_args},
     {"get", policy_get_command, "readonly", 3, "Answers the arguments a policy was set with, or nil.", name_arg},
     {"del", policy_del_command, "write", 3, "Deletes a policy, answering 1 if it existed, else 0.", name_arg},
@@ -498,6 +510,9 @@ int rl_policy_register(RedisModuleCtx *ctx) {
         snprintf(full, sizeof full, "rl.policy|%s", s->name);
         RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, full);
         if (!cmd) return REDISMODULE_ERR;
+        /* In @ratelimit as every command of the module, @read or @write as its flags say (docs/operations.md
+         * grants RL.POLICY's writes to operators, not to applications). */
+        if (rl_compat_set_acl(cmd, strstr(s->flags, "readonly") != NULL, 0) != REDISMODULE_OK) return REDISMODULE_ERR;
         RedisModuleCommandInfo info = {.version = REDISMODULE_COMMAND_INFO_VERSION, .arity = s->arity,
                                        .since = "1.5.0", .summary = s->summary,
                                        .complexity = "O(N) in the policies (LIST, FLUSH), else O(1)",

@@ -13,9 +13,9 @@
 
 /* 10100: 1.1.0 (read-only forms, RL.ALL, RL.RESET, REFUND, ATMOST, CL.THROTTLE, INFO); 10200: 1.2.0 (RL.SMOOTH,
  * states of up to 64 words, skipping dead effects); 10300: 1.3.0 (concurrency leases: RL.ACQUIRE, RL.RELEASE,
- * RL.RENEW, RL.LEASES); 10400: 1.4.0 (RL.QUOTA, FORCE, LOCKOUT, RL.BLOCK, RL.UNBLOCK, RL.LOCKINFO); COMMAND DOCS
- * reports versions in this form. */
-#define RL_MODULE_VERSION 10400
+ * RL.RENEW, RL.LEASES); 10400: 1.4.0 (RL.QUOTA, FORCE, LOCKOUT, RL.BLOCK, RL.UNBLOCK, RL.LOCKINFO); 10500: 1.5.0
+ * (RL.POLICY, RL.CHECK, RL.CHECK_RO); COMMAND DOCS reports versions in this form. */
+#define RL_MODULE_VERSION 10500
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                               int argc) {

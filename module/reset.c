@@ -1,7 +1,7 @@
 /* reset.c -- RL.RESET key [key ...]: forget limiters, as if they had been idle for long.
  *
  * Deletes every key that holds a limiter (a cell limiter's data type, or a sorted set: the sliding log's; or a
- * lock alone, lock_type.c: its lock goes with it)
+ * lock alone, lock_type.c: its lock goes with it; or a policy's limits, RL.CHECK's key: all of them go)
  * and answers how many it deleted; a missing key counts 0. It checks every key before deleting any, so a
  * key of another type answers WRONGTYPE and nothing is deleted. Clients waiting (WAIT) on a deleted key
  * are served at once: a forgotten limiter is a full one. Each deletion is replicated as DEL and
@@ -12,7 +12,7 @@ static int holds_limiter(RedisModuleKey *key) {
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY || type == REDISMODULE_KEYTYPE_ZSET) return 1;
     rl_lock alone;
-    return rl_cell_limiter_of(key) != RL_CELL_OTHER || rl_lock_only_read(key, &alone);
+    return rl_cell_limiter_of(key) != RL_CELL_OTHER || rl_lock_only_read(key, &alone) || rl_bundle_type_is(key);
 }
 
 int rl_reset_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {

@@ -323,9 +323,6 @@ static inline void rl_call_decide(RedisModuleCtx *ctx, rl_call *call, uint32_t l
     else rl_call_decide_any(ctx, call, look_flags, cost, o);
 }
 
-/* "ERR LIMIT <i>: <rest of err>": an error of RL.ALL's clause i (0-based), parsing or deciding, names its
- * clause (err is rewritten in place; a long message is cut). */
-void rl_name_clause(char err[RL_ERR_LEN], int i);
 
 /* A copy of call that outlives its command (a waiter's, a held reply's): its n clauses only (a call's
  * clause array is sized for RL.ALL's 16; no code reads past n), its keys retained; rl_call_free frees it. */
@@ -419,15 +416,8 @@ void rl_policy_drop(rl_policy *policy);
 /* An RL.CHECK's outcome, decided as RL.ALL's: its replies named by its limits, and, for a SHADOW policy, a
  * denial answered allowed (shadow_denied; retry -1), the state left as the denial left it. */
 void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o);
-/* What an answered RL.CHECK adds to its policy's counters. */
-static inline void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
-    rl_policy_counters *c = policy->stats;
-    c->calls++;
-    if (o->error) return;
-    c->admitted += o->allowed && !o->shadow_denied;
-    c->denied += !o->allowed;
-    c->shadow_denied += o->shadow_denied;
-}
+/* What an answered RL.CHECK adds to its policy's counters (out of line: every other call passes by). */
+void rl_policy_count(const rl_policy *policy, const rl_outcome *o);
 /* INFO ratelimit's lines of the policies (stats.c). */
 void rl_policy_info(RedisModuleInfoCtx *ctx);
 

@@ -422,7 +422,13 @@ static int enqueue(RedisModuleCtx *ctx, const rl_call *call, int64_t timeout_ms,
     waiter *w = waiter_new(ctx, call);
     track(ctx, w);
     w->deadline_ms = real_ms() + timeout_ms;
-    for (int i = 0; i < call->n; i++) push(w, queue_find(w->db, call->clause[i].key, 1));
+    /* One place per queue: an RL.CHECK's clauses (its policy's limits) share one key. */
+    for (int i = 0; i < call->n; i++) {
+        queue *q = queue_find(w->db, call->clause[i].key, 1);
+        int held = 0;
+        for (int k = 0; k < w->nq; k++) held |= w->q[k] == q;
+        if (!held) push(w, q);
+    }
     if (head_everywhere(w) && retry_after_ms >= 0) w->retry_at_us = rl_clock_now_us() + retry_after_ms * 1000;
     rl_waiters++;
     for (int i = 0; i < w->nq; i++) schedule(ctx, w->q[i]);
@@ -440,7 +446,7 @@ static int has_queue(RedisModuleCtx *ctx, const rl_call *call) {
 static void serve_keys_of(RedisModuleCtx *ctx, const rl_call *call) {
     RedisModuleString *keys[RL_ALL_MAX_LIMITS];
     for (int i = 0; i < call->n; i++) keys[i] = call->clause[i].key;
-    rl_wait_serve_keys(ctx, keys, call->n);
+    rl_wait_serve_keys(ctx, keys, call->policy ? 1 : call->n); /* (a policy's clauses: one key) */
 }
 
 /* 1 when a clause of call has LOCKOUT: its denial writes a lock. */

@@ -20,8 +20,9 @@
 #
 # Data types: the comment
 #   <!-- types-check: RL.TOKEN k 10 5 1000 = rl-tokens; ...; no type of their own: RL.ALL ... -->
-# lists calls and the TYPE of the key each creates, then the write commands that make no key of a type of
-# their own. Every write command of the module must be in one of the two, each call must create a key of
+# lists calls and the TYPE of the key each creates (the word k is the key, wherever it stands: RL.CHECK
+# policy k; a call without k sets things up, its type none), then the write commands that make no key of a
+# type of their own (a command's subcommands with it: RL.POLICY). Every write command of the module must be in one of the two, each call must create a key of
 # the type given, and the paragraph before the comment must name each module data type in backquotes and
 # say how many the module "registers" ("registers four when it loads").
 #
@@ -100,7 +101,8 @@ granted_set() {
         none) ;;
         read-only | write) for c in "${commands[@]}"; do [ "${flags[$c]}" = "$name" ] && members+=("$c"); done ;;
         *) [ -n "${arity[$name]+x}" ] || { echo "$name" >&2; return 1; }
-            members=("$name") ;;
+            members=("$name") # and its subcommands (rl.policy: rl.policy|set ...), as +rl.policy grants them
+            for c in "${commands[@]}"; do [[ "$c" != "$name|"* ]] || members+=("$c"); done ;;
         esac
         for c in "${members[@]}"; do
             if [ "$op" = + ]; then chosen[$c]=1; else unset "chosen[$c]"; fi
@@ -114,11 +116,13 @@ granted_set() {
 # to answer). Status 1 if no such call was found.
 call_args() {
     local cmd=$1 key=$2 need shape words got
-    need=$((${arity[$cmd]} < 0 ? -${arity[$cmd]} - 1 : ${arity[$cmd]} - 1))
+    local -a name
+    read -ra name <<<"${cmd//|/ }" # a subcommand (rl.policy|set) is called as its two words, its arity both
+    need=$((${arity[$cmd]} < 0 ? -${arity[$cmd]} - ${#name[@]} : ${arity[$cmd]} - ${#name[@]}))
     for shape in "$key" "1 $key" ""; do
         read -ra words <<<"$shape"
-        while [ "${#words[@]}" -lt "$need" ] || [ "${#words[@]}" -eq 0 ]; do words+=(1); done
-        got=$(cli COMMAND GETKEYS "$cmd" "${words[@]}")
+        while [ "${#words[@]}" -lt "$need" ] || [ $((${#words[@]} + ${#name[@]})) -eq 1 ]; do words+=(1); done
+        got=$(cli COMMAND GETKEYS "${name[@]}" "${words[@]}")
         if [ -n "$shape" ] && [ "$got" = "$key" ]; then printf '%s\n' "${words[@]}"; return 0; fi
         if [ -z "$shape" ] && [[ "$got" == *"no key arguments"* ]]; then printf '%s\n' "${words[@]}"; return 0; fi
     done
@@ -198,22 +202,27 @@ check_line() {
     [ "$held" = OK ] || return
 
     local cmd argtext args want got real
+    local -a name
     for cmd in "${commands[@]}"; do
+        # A container of subcommands (rl.policy) is no call of its own: its subcommands are listed apart.
+        [ -z "$(printf '%s\n' "${commands[@]}" | grep -F -- "$cmd|")" ] || continue
+        read -ra name <<<"${cmd//|/ }"
         if ! argtext=$(call_args "$cmd" "$inside"); then
             check "$at: a call of $cmd with the one key $inside (COMMAND GETKEYS)" false
             continue
         fi
-        mapfile -t args <<<"$argtext"
+        args=()
+        [ -z "$argtext" ] || mapfile -t args <<<"$argtext" # (no words: none, not one empty one)
         if grep -qx -- "$cmd" <<<"$expected"; then
             want=ok
             grep -qx -- "$cmd" <<<"$refused_key" && [[ " ${args[*]} " == *" $inside "* ]] && want=no-key
         else
             want=no-command
         fi
-        got=$(verdict "$user" "$cmd" "${args[@]}")
+        got=$(verdict "$user" "${name[@]}" "${args[@]}")
         check "$at: $cmd ${args[*]}: ACL DRYRUN says $got, the page says $want" test "$got" = "$want"
         # The same call for real, as the user: refused with NOPERM exactly when the page says so.
-        real=$("$REDIS_CLI" -p "$SERVER_PORT" --user "$user" --pass "$password" --no-auth-warning "$cmd" "${args[@]}" 2>&1 | head -n 1)
+        real=$("$REDIS_CLI" -p "$SERVER_PORT" --user "$user" --pass "$password" --no-auth-warning "${name[@]}" "${args[@]}" 2>&1 | head -n 1)
         cli FLUSHALL >/dev/null # what it wrote, so that the next command finds no key of another type
         if [ "$want" = ok ]; then
             check "$at: $cmd ${args[*]} run as $user is not refused (got: $real)" test "${real#NOPERM}" = "$real"
@@ -223,7 +232,7 @@ check_line() {
         # Outside the key pattern: refused for its key.
         if [ "$want" = ok ] && [ -n "$outside" ] && [[ " ${args[*]} " == *" $inside "* ]]; then
             local out_args=("${args[@]/#$inside/$outside}")
-            got=$(verdict "$user" "$cmd" "${out_args[@]}")
+            got=$(verdict "$user" "${name[@]}" "${out_args[@]}")
             check "$at: $cmd on $outside, outside $pattern: ACL DRYRUN says $got, refused for its key expected" test "$got" = no-key
         fi
     done
@@ -269,6 +278,7 @@ if [ -n "$types_line" ]; then
         [ -n "${item// /}" ] || continue
         if [[ "$item" == *"no type of their own:"* ]]; then
             for c in ${item#*:}; do listed[${c,,}]=1; done
+            for c in "${commands[@]}"; do [ -z "${listed[${c%%|*}]+x}" ] || listed[$c]=1; done # their subcommands
             continue
         fi
         call=${item%=*} type=${item##*=}
@@ -277,7 +287,10 @@ if [ -n "$types_line" ]; then
         i=$((i + 1))
         key="types-check:$i"
         listed[${words[0],,}]=1
-        cli "${words[0]}" "$key" "${words[@]:2}" >/dev/null
+        [ "${words[0],,}" != rl.policy ] || listed[rl.policy\|${words[1],,}]=1
+        call_words=() # the word k is the key, wherever it is (RL.CHECK policy k)
+        for w in "${words[@]}"; do if [ "$w" = k ]; then call_words+=("$key"); else call_words+=("$w"); fi; done
+        cli "${call_words[@]}" >/dev/null
         got=$(cli TYPE "$key")
         check "$doc:$types_at: ${words[*]} makes a key of type $type (TYPE: $got)" test "$got" = "$type"
         case $type in zset | string | hash | list | set | stream | none) ;; *) module_types[$type]=1 ;; esac

@@ -104,7 +104,7 @@ pid=$(cat "$pidfile" 2>/dev/null || true)
 check "the server on the port is the one in $pidfile (pid '$pid')" \
     test -n "$pid" -a "$(cli INFO server | tr -d '\r' | sed -n 's/^process_id://p')" = "$pid"
 check "the module is loaded, without arguments" test "$(cli MODULE LIST | tr '\n' ' ')" = \
-    "name ratelimit ver 10400 path $root/build/ratelimit.so args  "
+    "name ratelimit ver 10500 path $root/build/ratelimit.so args  "
 check "it listens on 127.0.0.1 only" test "$(cli CONFIG GET bind | sed -n 2p)" = 127.0.0.1
 check "it persists nothing" test "$(cli CONFIG GET save | sed -n 2p)/$(cli CONFIG GET appendonly | sed -n 2p)" = "/no"
 check "its working directory is build/run/$port" test "$(cli CONFIG GET dir | sed -n 2p)" = "$root/build/run/$port"

@@ -450,6 +450,9 @@ static const char *value_type(const char *name) {
     if (strcmp(name, "key") == 0) return "key";
     if (strcmp(name, "permits_per_second") == 0 || strcmp(name, "f") == 0) return "double";
     if (strcmp(name, "spec") == 0 || strcmp(name, "lease_id") == 0) return "string"; /* RL.ALL's clauses, ids */
+    static const char *const words[] = {"policy", "name", "limit_name", "kind", "arg"}; /* RL.CHECK, RL.POLICY */
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(name, words[i]) == 0) return "string";
     return "integer";
 }
 
@@ -547,7 +550,7 @@ static void test_command_docs(void) {
         {"RL.QUOTA", "1.4.0"},      {"RL.QUOTA_RO", "1.4.0"},
         {"RL.ALL", "1.1.0"},        {"RL.ALL_RO", "1.2.0"},        {"RL.RESET", "1.1.0"},
         {"CL.THROTTLE", "1.1.0"},   {"RL.BLOCK", "1.4.0"},         {"RL.UNBLOCK", "1.4.0"},
-        {"RL.LOCKINFO", "1.4.0"},
+        {"RL.LOCKINFO", "1.4.0"},   {"RL.CHECK", "1.5.0"},         {"RL.CHECK_RO", "1.5.0"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char want[1024], lower[32];
@@ -749,15 +752,16 @@ static void test_reference_lists(void) {
                                                 RL.RELEASE's and RL.RENEW's four (no policy is set here) */
 
     const char *at = strstr(reference, "module data type per algorithm");
-    char types[8][32];
-    int ntypes = at ? quoted_words(at, strcspn(at, ";"), types, 8) : 0;
+    char types[9][32];
+    int ntypes = at ? quoted_words(at, strcspn(at, ";"), types, 9) : 0;
     CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET dt LIMIT a TOKEN 5 1 1000"));
     static const struct {
         const char *key, *line;
     } keys[] = {{"dt:t", "RL.TOKEN dt:t 5 1 1000"}, {"dt:l", "RL.LEAKY dt:l 5 1 1000"}, {"dt:w", "RL.WINDOW dt:w 5 1000"},
                 {"dt:s", "RL.SMOOTH dt:s 5"},       {"dt:g", "RL.SLIDINGLOG dt:g 5 1000"},
                 {"dt:c", "RL.ACQUIRE dt:c 5 1000"}, {"dt:q", "RL.QUOTA dt:q 5 MONTH"},
-                {"dt:k", "RL.BLOCK dt:k 1000"}};
+                {"dt:k", "RL.BLOCK dt:k 1000"},     {"dt:p", "RL.CHECK dt dt:p"}};
     int module_types = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         freeReplyObject(cmdline(c, "%s", keys[i].line));
@@ -770,9 +774,10 @@ static void test_reference_lists(void) {
         }
         freeReplyObject(t);
     }
-    CHECK_EQ(module_types, 7); /* the six limiters' and rl-locked (a lock alone) */
+    CHECK_EQ(module_types, 8); /* the six limiters', rl-locked (a lock alone) and rl-checks (a policy's limits) */
     CHECK_EQ(ntypes, module_types);
-    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c dt:q dt:k"));
+    freeReplyObject(cmd(c, "DEL dt:t dt:l dt:w dt:s dt:g dt:c dt:q dt:k dt:p"));
+    freeReplyObject(cmd(c, "RL.POLICY FLUSH"));
 }
 
 int main(void) {
