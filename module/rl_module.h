@@ -435,6 +435,8 @@ typedef struct rl_bundle_entry {
     rl_lock_rec rec;
     int64_t expire_ms;      /* when the entry says nothing any more (its state idle, its record over) */
     uint64_t *w;
+    int64_t nlog;           /* a sliding log's (tag 'S', words 0): its entries, newest first */
+    rl_slog_entry *log;
 } rl_bundle_entry;
 typedef struct rl_bundle {
     uint8_t policy_len;
@@ -443,8 +445,11 @@ typedef struct rl_bundle {
     rl_bundle_entry e[RL_ALL_MAX_LIMITS];
 } rl_bundle;
 int rl_bundle_type_register(RedisModuleCtx *ctx);
-/* The bundle an open key holds, NULL if it holds none (check the type first: rl_bundle_type_is). */
+/* 1 when an open key holds a value of the rl-checks type. */
 int rl_bundle_type_is(RedisModuleKey *key);
+/* The row of the list whose kind a policy's limit may have, by its tag: a cell limiter's or the sliding log's;
+ * NULL for any other. */
+const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag);
 rl_bundle *rl_bundle_new(void);
 void rl_bundle_free(rl_bundle *b);
 /* Store b (taken) in an open key with its expiry, and replicate it (RL.SETSTATE key <'P' blob>). */

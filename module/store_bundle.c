@@ -5,9 +5,17 @@
  * call.c as RL.ALL's clauses are: each prepared (nothing written), then every one committed or none. The
  * clauses share the key: the first prepare opens it and reads every limit's entry (one open key per call:
  * Redis runs one command at a time, and a decision never yields), each prepare decides its limit on its
- * entry's state as the cell storage does (store_cell.c: the algorithm, then the lock record), a commit only
- * records the limit's new entry, and finish, once per call after the commits, writes the value whole,
- * replicates it and signals the key once; the last release closes it.
+ * entry's state and keeps the entry it would leave, a commit makes that entry the limit's, and finish, once
+ * per call after the commits, writes the value whole, replicates it and signals the key once; the last
+ * release closes it and frees what the call made.
+ *
+ * Two kinds of limits. A cell limiter's entry is its cell's words, decided by its algorithm as the cell
+ * storage decides (store_cell.c). A sliding log's entry is its log in an array, newest first (at_us, weight),
+ * which algorithms/slidinglog.c decides over directly and whose plan this file applies: the newest `drop`
+ * units go, the next `keep` stay, older ones and those out of the window go, `add` units are logged at now
+ * (an attempt in the future, after the clock went back, counts as now, and is written so). A sliding log holds
+ * at most limit + 1 units; a policy's log is written whole with every change, so its cost grows with the limit
+ * (docs/policies.md). Around either, a lock record, through algorithms/lockout.c as the storages do.
  *
  * A limit's entry is matched by its name and kind. When the policy was replaced (RL.POLICY SET) since the
  * key's last write, a limit that kept both finds its state and decides on it under its new parameters, as a
@@ -26,13 +34,17 @@
  * server's: rl_clock_expire_at_ms converts, when the key is written. */
 static int64_t idle_at_ms(int64_t now_us, int64_t reset_after_us) { return (now_us + reset_after_us + 999) / 1000; }
 
-/* Limit i of the policy in the open key: what the key held (found), and what it holds after the call. */
+/* A limit's entry in the open key: what the key held for it (in), what a prepare would leave (next), what the
+ * call leaves (out). A log is the key's value's (in: borrowed) or made by this call (own: freed unless the
+ * value takes it). */
 typedef struct bundle_slot {
-    int found, has_rec, written;
+    int found, has_rec, written, own;
     unsigned words;
     rl_lock_rec rec;
     int64_t expire_ms;
     rl_cell cell;
+    int64_t nlog;
+    rl_slog_entry *log;
 } bundle_slot;
 
 static struct {
@@ -41,10 +53,18 @@ static struct {
     rl_bundle *stored;    /* the key's value, NULL when it had none */
     int dirty;            /* a commit changed an entry: finish writes */
     int counted_create;   /* a clause's commit counted the key's creation */
-    bundle_slot in[RL_ALL_MAX_LIMITS], out[RL_ALL_MAX_LIMITS];
+    bundle_slot in[RL_ALL_MAX_LIMITS], next[RL_ALL_MAX_LIMITS], out[RL_ALL_MAX_LIMITS];
 } open_key;
 
 static const rl_policy_limit *limit_of(const rl_pending *p) { return (const rl_policy_limit *)p->lim; }
+static int is_log(const rl_policy_limit *pl) { return pl->row == &rl_limiters[RL_LIM_SLIDINGLOG]; }
+
+static void slot_clear(bundle_slot *s) {
+    if (s->own) RedisModule_Free(s->log);
+    memset(s, 0, offsetof(bundle_slot, cell));
+    s->nlog = 0;
+    s->log = NULL;
+}
 
 /* The errors of this storage, written whole: a limit's names it by its name (call.c prefixes only the errors
  * left in the call's own buffer, with the clause's number alone), the key's is the key's. */
@@ -66,7 +86,7 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
     open_key.key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     open_key.stored = NULL;
     open_key.dirty = open_key.counted_create = 0;
-    memset(open_key.in, 0, sizeof open_key.in[0] * (size_t)policy->n);
+    for (int i = 0; i < policy->n; i++) slot_clear(&open_key.in[i]);
     if (RedisModule_KeyType(open_key.key) == REDISMODULE_KEYTYPE_EMPTY) return NULL;
     if (!rl_bundle_type_is(open_key.key)) return REDISMODULE_ERRORMSG_WRONGTYPE;
     rl_bundle *b = RedisModule_ModuleTypeGetValue(open_key.key);
@@ -91,22 +111,72 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
             s->rec = e->rec;
             s->expire_ms = e->expire_ms;
             if (e->words) memcpy(s->cell.w, e->w, 8 * (size_t)e->words);
+            s->nlog = e->nlog;
+            s->log = e->log;
             break;
         }
     }
     return NULL;
 }
 
-/* The limit's lock holds: its reply is the lock's denial (the algorithm decides only for the retry, and the
- * state as it stands for the reset), and nothing changes. */
-static void prepare_locked(rl_pending *p, const bundle_slot *in) {
+/* --- a limit's decision on its state -------------------------------------------------------------------- */
+
+/* A cell limiter's decision on the state in (a copy), into *next's words. */
+static void decide_cell(const rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
+                        rl_reply *reply) {
     const rl_algorithm *alg = limit_of(p)->row->alg;
-    rl_cell copy = in->cell;
-    alg->decide(p->req, &copy, in->words > 0, &p->reply);
-    rl_request look = rl_lock_look(p->req);
+    next->cell = in->cell;
+    if (!in->words) next->cell.w[0] = next->cell.w[1] = 0;
+    alg->decide(req, &next->cell, in->words > 0, reply);
+    next->words = alg->words(&next->cell);
+}
+
+/* The log a sliding log's plan leaves: a new array (own), newest first. */
+static void apply_log(const bundle_slot *in, const rl_slog_plan *plan, int64_t now_us, int64_t window_us,
+                      bundle_slot *next) {
+    rl_slog_entry *log = RedisModule_Alloc(sizeof *log * (size_t)(in->nlog + 1));
+    int64_t n = 0, drop = plan->drop, keep = plan->keep, edge = now_us - window_us;
+    if (plan->add > 0) log[n++] = (rl_slog_entry){plan->at_us, plan->add};
+    for (int64_t i = 0; i < in->nlog && keep > 0; i++) {
+        rl_slog_entry e = in->log[i];
+        if (e.at_us > now_us) e.at_us = now_us; /* the future counts as now */
+        if (e.at_us <= edge) break;              /* newest first: every older one is out too */
+        int64_t dropped = drop < e.weight ? drop : e.weight;
+        e.weight -= dropped;
+        drop -= dropped;
+        if (e.weight == 0) continue;
+        if (e.weight > keep) e.weight = keep;
+        keep -= e.weight;
+        if (n > 0 && log[n - 1].at_us == e.at_us) log[n - 1].weight += e.weight;
+        else log[n++] = e;
+    }
+    next->log = log;
+    next->nlog = n;
+    next->own = 1;
+}
+
+/* A sliding log's decision on the log in; with its plan applied into *next when apply. */
+static void decide_log(const rl_request *req, const bundle_slot *in, bundle_slot *next, rl_reply *reply, int apply) {
+    rl_slog_plan plan;
+    rl_slog_decide(req, in->log, (size_t)in->nlog, &plan, reply);
+    if (apply) apply_log(in, &plan, req->now_us, req->params[1] * 1000, next);
+}
+
+static void decide(const rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
+                   rl_reply *reply, int apply) {
+    if (is_log(limit_of(p))) decide_log(req, in, next, reply, apply);
+    else decide_cell(p, req, in, next, reply);
+}
+
+/* The limit's lock holds: its reply is the lock's denial (the limit decides only for the retry, and the state
+ * as it stands for the reset), and nothing changes. */
+static void prepare_locked(rl_pending *p, const bundle_slot *in) {
+    bundle_slot scratch = {0};
+    rl_request asked = *p->req, look = rl_lock_look(p->req);
+    asked.flags |= RL_F_NOLOG;
     rl_reply as_is;
-    copy = in->cell;
-    alg->decide(&look, &copy, in->words > 0, &as_is);
+    decide(p, &asked, in, &scratch, &p->reply, 0);
+    decide(p, &look, in, &scratch, &as_is, 0);
     p->reply.reset_after_us = as_is.reset_after_us;
     p->reply.reset_after_ms = as_is.reset_after_ms;
     rl_lock_deny(&in->rec.lock, p->req->now_us, &p->reply);
@@ -115,9 +185,11 @@ static void prepare_locked(rl_pending *p, const bundle_slot *in) {
 }
 
 static int same_entry(const bundle_slot *a, const bundle_slot *b) {
-    if (a->found != b->found || a->words != b->words || a->has_rec != b->has_rec || a->expire_ms != b->expire_ms)
+    if (a->found != b->found || a->words != b->words || a->has_rec != b->has_rec || a->expire_ms != b->expire_ms ||
+        a->nlog != b->nlog)
         return 0;
     if (a->has_rec && memcmp(&a->rec, &b->rec, sizeof a->rec) != 0) return 0;
+    if (a->nlog && memcmp(a->log, b->log, sizeof *a->log * (size_t)a->nlog) != 0) return 0;
     return memcmp(a->cell.w, b->cell.w, 8 * (size_t)a->words) == 0;
 }
 
@@ -128,42 +200,41 @@ static const char *bundle_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[R
         if (failed) return failed;
     }
     const rl_algorithm *alg = pl->row->alg;
-    if (alg->validate(p->req, err) != 0) return limit_failed(p, err);
+    if (alg && alg->validate(p->req, err) != 0) return limit_failed(p, err);
     if ((p->req->flags & RL_LOCK_FLAGS) && rl_lockout_validate(p->req, err) != 0) return limit_failed(p, err);
     const bundle_slot *in = &open_key.in[pl->index];
+    bundle_slot *next = &open_key.next[pl->index];
+    slot_clear(next);
     int64_t now_us = p->req->now_us;
     p->creates = open_key.stored == NULL;
     if (in->has_rec && rl_lock_holds(&in->rec.lock, now_us)) {
         prepare_locked(p, in);
         return NULL;
     }
-    /* The entry after the call, as a slot: kept in the pending until commit. */
-    rl_cell *next = &p->u.cell.next;
-    *next = in->cell;
-    if (!in->words) next->w[0] = next->w[1] = 0;
-    alg->decide(p->req, next, in->words > 0, &p->reply);
-    unsigned words = alg->words(next);
+    decide(p, p->req, in, next, &p->reply, 1);
     int64_t state_expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
     rl_lock lock = in->has_rec ? in->rec.lock : (rl_lock){0, 0, 0};
     if (in->has_rec || (p->req->flags & RL_F_LOCKOUT)) {
         p->lock_starts = rl_lock_after(p->req, &lock, &p->reply);
         p->lock = lock;
     }
-    bundle_slot after = {.found = 1, .words = state_expire_ms ? words : 0, .has_rec = rl_lock_alive(&lock, now_us)};
-    after.rec = after.has_rec ? (rl_lock_rec){lock, state_expire_ms} : (rl_lock_rec){{0, 0, 0}, 0};
-    after.expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
-    if (!after.words && !after.has_rec) after = (bundle_slot){0}; /* nothing to keep: the limit is new again */
-    memcpy(after.cell.w, next->w, 8 * (size_t)after.words);
-    p->changes = !same_entry(&after, in);
-    p->u.cell.words = after.words;
-    p->u.cell.rec = after.rec;
-    p->u.cell.rec_alive = after.has_rec;
-    p->u.cell.expire_at_ms = after.expire_ms;
+    /* The entry after the call: the state while it says something, the record while it does. */
+    next->found = 1;
+    next->has_rec = rl_lock_alive(&lock, now_us);
+    next->rec = next->has_rec ? (rl_lock_rec){lock, state_expire_ms} : (rl_lock_rec){{0, 0, 0}, 0};
+    next->expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
+    if (!state_expire_ms) {
+        next->words = 0;
+        next->nlog = 0;
+    }
+    if (!next->words && !next->nlog && !next->has_rec) slot_clear(next); /* nothing to keep: new again */
+    p->changes = !same_entry(next, in);
     return NULL;
 }
 
 static bundle_slot *slot_out(const rl_pending *p) {
     bundle_slot *out = &open_key.out[limit_of(p)->index];
+    slot_clear(out);
     out->written = 1;
     open_key.dirty = 1;
     return out;
@@ -171,13 +242,11 @@ static bundle_slot *slot_out(const rl_pending *p) {
 
 static void bundle_commit(RedisModuleCtx *ctx, rl_pending *p) {
     (void)ctx;
+    bundle_slot *next = &open_key.next[limit_of(p)->index];
     bundle_slot *out = slot_out(p);
-    out->found = p->u.cell.words || p->u.cell.rec_alive;
-    out->words = p->u.cell.words;
-    out->has_rec = p->u.cell.rec_alive;
-    out->rec = p->u.cell.rec;
-    out->expire_ms = p->u.cell.expire_at_ms;
-    memcpy(out->cell.w, p->u.cell.next.w, 8 * (size_t)out->words);
+    *out = *next; /* the log, when the call made one, goes with it */
+    out->written = 1;
+    next->own = 0;
     if (open_key.counted_create) p->creates = 0; /* one key, created once */
     open_key.counted_create |= p->creates;
 }
@@ -188,14 +257,42 @@ static void bundle_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl
     (void)now_us;
     const bundle_slot *in = &open_key.in[limit_of(p)->index];
     bundle_slot *out = slot_out(p);
-    *out = *in;
+    *out = *in; /* (a log borrowed from the value: finish copies it) */
     out->written = 1;
-    int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms : in->words ? in->expire_ms : 0;
+    out->own = 0;
+    int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms : (in->words || in->nlog) ? in->expire_ms : 0;
     out->found = 1;
     out->has_rec = 1;
     out->rec = (rl_lock_rec){*l, state_expire_ms};
     int64_t lock_end_ms = (rl_lock_end_us(l) + 999) / 1000;
     out->expire_ms = state_expire_ms > lock_end_ms ? state_expire_ms : lock_end_ms;
+}
+
+/* The value's entry for limit pl from slot s (its log taken when the call made it, else copied: the old value
+ * that holds it goes). */
+static void entry_from(rl_bundle_entry *e, const rl_policy_limit *pl, bundle_slot *s) {
+    e->tag = pl->row->tag;
+    e->name_len = (uint8_t)pl->name_len;
+    memcpy(e->name, pl->name, pl->name_len);
+    e->words = s->words;
+    e->has_rec = s->has_rec;
+    e->rec = s->rec;
+    e->expire_ms = s->expire_ms;
+    e->w = NULL;
+    if (s->words) {
+        e->w = RedisModule_Alloc(8 * (size_t)s->words);
+        memcpy(e->w, s->cell.w, 8 * (size_t)s->words);
+    }
+    e->nlog = s->nlog;
+    e->log = NULL;
+    if (s->nlog && s->own) {
+        e->log = s->log;
+        s->own = 0;
+        s->log = NULL;
+    } else if (s->nlog) {
+        e->log = RedisModule_Alloc(sizeof *e->log * (size_t)s->nlog);
+        memcpy(e->log, s->log, sizeof *e->log * (size_t)s->nlog);
+    }
 }
 
 /* Once per call: the value whole, when a commit changed an entry. */
@@ -207,24 +304,12 @@ static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
     memcpy(b->policy, policy->name, policy->name_len);
     int64_t expire_at_ms = 0;
     for (int i = 0; i < policy->n; i++) {
-        const bundle_slot *s = open_key.out[i].written ? &open_key.out[i] : &open_key.in[i];
+        bundle_slot *s = open_key.out[i].written ? &open_key.out[i] : &open_key.in[i];
         if (!s->found) continue;
-        const rl_policy_limit *pl = &policy->limit[i];
-        rl_bundle_entry *e = &b->e[b->n++];
-        e->tag = pl->row->tag;
-        e->name_len = (uint8_t)pl->name_len;
-        memcpy(e->name, pl->name, pl->name_len);
-        e->words = s->words;
-        e->has_rec = s->has_rec;
-        e->rec = s->rec;
-        e->expire_ms = s->expire_ms;
-        e->w = NULL;
-        if (s->words) {
-            e->w = RedisModule_Alloc(8 * (size_t)s->words);
-            memcpy(e->w, s->cell.w, 8 * (size_t)s->words);
-        }
+        entry_from(&b->e[b->n++], &policy->limit[i], s);
         if (s->expire_ms > expire_at_ms) expire_at_ms = s->expire_ms;
     }
+    for (int i = 0; i < policy->n; i++) open_key.in[i].log = NULL; /* the old value's, which goes now */
     if (b->n == 0) { /* every limit idle: the key goes */
         rl_bundle_free(b);
         RedisModule_DeleteKey(open_key.key);
@@ -238,15 +323,17 @@ static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
 
 static void bundle_release(RedisModuleCtx *ctx, rl_pending *p) {
     (void)ctx;
-    (void)p;
+    slot_clear(&open_key.next[limit_of(p)->index]);
     if (--open_key.refs > 0) return;
     if (open_key.key) RedisModule_CloseKey(open_key.key);
     open_key.key = NULL;
     open_key.stored = NULL;
-    for (int i = 0; i < RL_ALL_MAX_LIMITS; i++) open_key.out[i].written = 0;
+    for (int i = 0; i < RL_ALL_MAX_LIMITS; i++) {
+        slot_clear(&open_key.out[i]);
+        slot_clear(&open_key.next[i]);
+    }
 }
 
-/* (flags: RL.CHECK's own are command.c's; a policy's limits are cell limiters, whose every path is fast, but
- * RL.CHECK writes a value of up to 16 states whole) */
+/* (flags: RL.CHECK's own are command.c's: it writes a value of up to 16 states whole) */
 const rl_steps rl_bundle_steps = {"write deny-oom", "readonly", bundle_prepare, bundle_commit, bundle_release,
                                   bundle_lock_start, bundle_finish};

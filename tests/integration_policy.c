@@ -175,8 +175,8 @@ static int check_error_prefix(redisContext *ctx, const char *prefix, const char 
 
 /* --- policies as the test models them --------------------------------------------------------------------- */
 
-enum { K_TOKEN, K_LEAKY, K_WINDOW, K_SMOOTH, K_QUOTA, KINDS };
-static const char *const kind_word[KINDS] = {"TOKEN", "LEAKY", "WINDOW", "SMOOTH", "QUOTA"};
+enum { K_TOKEN, K_LEAKY, K_WINDOW, K_SMOOTH, K_QUOTA, K_SLIDINGLOG, KINDS };
+static const char *const kind_word[KINDS] = {"TOKEN", "LEAKY", "WINDOW", "SMOOTH", "QUOTA", "SLIDINGLOG"};
 
 /* A limit: its name, kind, spec (an RL.ALL clause without LIMIT), which reference key holds its twin (a new
  * one whenever the limit starts fresh), and the spec of the twin's last write ("" while it has none), whose
@@ -227,6 +227,10 @@ static void random_spec(int kind, char *out, size_t n) {
         if (rng() % 3 == 0) ADD(" WARMUP %lld", (long long)rng_range(1000, 5000));
         else if (rng() % 2) ADD(" MAXBURST %lld", (long long)rng_range(0, 2000));
         if (rng() % 2) ADD(" MAXWAIT %lld", (long long)rng_range(0, 1000)); /* else it never denies */
+        break;
+    case K_SLIDINGLOG:
+        ADD(" %lld %lld", (long long)rng_range(1, 8), (long long)rng_range(300, 4000));
+        if (rng() % 4 == 0) ADD(" MINGAP %lld", (long long)rng_range(1, 300));
         break;
     default:
         ADD(" %lld %s", (long long)rng_range(3, 40), (const char *[]){"DAY", "WEEK", "MONTH"}[rng() % 3]);
@@ -681,7 +685,6 @@ static void policy_set_errors(void) {
     /* What the interface only says the error names: the argument, or the limit. */
     static const bad_case named[] = {
         {"RL.POLICY SET er LIMIT a TOKEN 10 1", "ERR LIMIT 1 (a): "},
-        {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT log SLIDINGLOG 5 1000", "ERR LIMIT 2 (log): "},
         {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT lease CONCURRENCY 3 10000", "ERR LIMIT 2 (lease): "},
         {"RL.POLICY SET er LIMIT a BUCKET 5 1 1000", "ERR LIMIT 1 (a): "},
         {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 REFUND 1", "ERR LIMIT 1 (a): "},
