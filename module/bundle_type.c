@@ -13,7 +13,8 @@
  *   'P' | policy_len (1) | policy | n (1) | n entries | [expire_at_ms (8): RL.SETSTATE only]
  *   entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) | expire_ms (8) | [until_us, forgive_us,
  *          strikes, state_expire_ms (4 x 8): has_rec] | words x 8 | [nlog (4) | nlog x (at_us, weight) (16):
- *          a sliding log's, tag 'S', newest first]
+ *          a sliding log's, tag 'S', newest first] | [a concurrency limit's leases, tag 'C', as lease_type.c
+ *          writes them: the count (4), then each lease]
  * Numbers are little-endian (rl_put_le). */
 #include <stdio.h>
 #include <string.h>
@@ -39,15 +40,18 @@ void rl_bundle_free(rl_bundle *b) {
     for (int i = 0; i < b->n; i++) {
         RedisModule_Free(b->e[i].w);
         RedisModule_Free(b->e[i].log);
+        if (b->e[i].leases) rl_lease_value_free(b->e[i].leases);
     }
     RedisModule_Free(b);
 }
 
 static int is_log(unsigned char tag) { return tag == rl_limiters[RL_LIM_SLIDINGLOG].tag; }
+static int is_lease(unsigned char tag) { return tag == rl_limiters[RL_LIM_CONCURRENCY].tag; }
 
 const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag) {
     for (int i = 0; i < RL_NLIMITERS; i++)
-        if ((rl_limiters[i].steps == &rl_cell_steps || i == RL_LIM_SLIDINGLOG) && rl_limiters[i].tag == tag)
+        if ((rl_limiters[i].steps == &rl_cell_steps || i == RL_LIM_SLIDINGLOG || i == RL_LIM_CONCURRENCY) &&
+            rl_limiters[i].tag == tag)
             return &rl_limiters[i];
     return NULL;
 }
@@ -71,7 +75,8 @@ static size_t encoded_len(const rl_bundle *b) {
     size_t len = 3 + b->policy_len;
     for (int i = 0; i < b->n; i++)
         len += ENTRY_FIXED + b->e[i].name_len + (b->e[i].has_rec ? REC_BYTES : 0) + 8 * (size_t)b->e[i].words +
-               (is_log(b->e[i].tag) ? 4 + 16 * (size_t)b->e[i].nlog : 0);
+               (is_log(b->e[i].tag) ? 4 + 16 * (size_t)b->e[i].nlog : 0) +
+               (is_lease(b->e[i].tag) ? (b->e[i].leases ? rl_leases_size(b->e[i].leases) : 4) : 0);
     return len;
 }
 
@@ -98,6 +103,14 @@ static size_t encode(const rl_bundle *b, unsigned char *out) {
             for (int k = 0; k < 4; k++, p += 8) rl_put_le(p, (uint64_t)r[k], 8);
         }
         for (unsigned k = 0; k < e->words; k++, p += 8) rl_put_le(p, e->w[k], 8);
+        if (is_lease(e->tag)) {
+            if (e->leases) {
+                p = rl_leases_put(p, e->leases);
+            } else {
+                rl_put_le(p, 0, 4);
+                p += 4;
+            }
+        }
         if (!is_log(e->tag)) continue;
         rl_put_le(p, (uint64_t)e->nlog, 4);
         p += 4;
@@ -128,6 +141,7 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
     e->w = NULL;
     e->log = NULL;
     e->nlog = 0;
+    e->leases = NULL;
     if (*left < (size_t)ENTRY_FIXED + e->name_len) return "truncated";
     if (!rl_policy_name_ok((const char *)p + 2, e->name_len, RL_POLICY_LIMIT_NAME_MAX)) return "bad limit name";
     memcpy(e->name, p + 2, e->name_len);
@@ -138,7 +152,7 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
     p += 10;
     size_t need = (size_t)ENTRY_FIXED + e->name_len + (e->has_rec ? REC_BYTES : 0) + 8 * (size_t)e->words;
     if (e->has_rec > 1 || e->words > RL_CELL_MAX_WORDS || *left < need) return "truncated";
-    if (is_log(e->tag) && e->words) return "a sliding log has no words";
+    if ((is_log(e->tag) || is_lease(e->tag)) && e->words) return "a sliding log or leases have no words";
     if (e->expire_ms < 0 || e->expire_ms > RL_MAX_TIME_MS * 4) return "bad expiry";
     if (e->has_rec) {
         int64_t r[4];
@@ -168,7 +182,17 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
             if (!log_valid(e->log, e->nlog)) return "not a valid sliding log";
         }
     }
-    if (!e->has_rec && e->words == 0 && e->nlog == 0) return "an entry with nothing";
+    if (is_lease(e->tag)) {
+        const unsigned char *from = p;
+        e->leases = rl_leases_get(&p, p + *left);
+        if (!e->leases) return "not valid leases";
+        *left -= (size_t)(p - from);
+        if (e->leases->n == 0) {
+            rl_lease_value_free(e->leases);
+            e->leases = NULL;
+        }
+    }
+    if (!e->has_rec && e->words == 0 && e->nlog == 0 && !e->leases) return "an entry with nothing";
     *at = p;
     return NULL;
 }
@@ -251,7 +275,9 @@ static void bundle_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void 
 static size_t bundle_mem_usage(const void *value) {
     const rl_bundle *b = value;
     size_t size = sizeof *b;
-    for (int i = 0; i < b->n; i++) size += 8 * (size_t)b->e[i].words + sizeof(rl_slog_entry) * (size_t)b->e[i].nlog;
+    for (int i = 0; i < b->n; i++)
+        size += 8 * (size_t)b->e[i].words + sizeof(rl_slog_entry) * (size_t)b->e[i].nlog +
+                (b->e[i].leases ? sizeof(rl_lease) * (size_t)b->e[i].leases->n : 0);
     return size;
 }
 
@@ -275,6 +301,7 @@ static rl_bundle *bundle_clone(const rl_bundle *from) {
             b->e[i].log = RedisModule_Alloc(sizeof(rl_slog_entry) * (size_t)from->e[i].nlog);
             memcpy(b->e[i].log, from->e[i].log, sizeof(rl_slog_entry) * (size_t)from->e[i].nlog);
         }
+        if (from->e[i].leases) b->e[i].leases = rl_lease_value_copy(from->e[i].leases);
     }
     return b;
 }
@@ -305,6 +332,11 @@ int rl_bundle_type_is(RedisModuleKey *key) {
 void rl_bundle_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
                    int64_t expire_at_ms) {
     RedisModule_ModuleTypeSetValue(key, bundle_type, b);
+    rl_bundle_touched(ctx, key, keyname, b, expire_at_ms);
+}
+
+void rl_bundle_touched(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
+                       int64_t expire_at_ms) {
     RedisModule_SetAbsExpire(key, expire_at_ms);
     if (!rl_effects_on(ctx)) return;
     size_t len;

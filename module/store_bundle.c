@@ -15,7 +15,11 @@
  * units go, the next `keep` stay, older ones and those out of the window go, `add` units are logged at now
  * (an attempt in the future, after the clock went back, counts as now, and is written so). A sliding log holds
  * at most limit + 1 units; a policy's log is written whole with every change, so its cost grows with the limit
- * (docs/policies.md). Around either, a lock record, through algorithms/lockout.c as the storages do.
+ * (docs/policies.md). A concurrency limit's entry is its leases (lease_type.c's value, without its lock: the
+ * entry has its own record), decided by algorithms/concurrency.c and its plan applied to a copy; a lease made
+ * here has a made id, which the reply carries (call.c's lease_of reads the plan in the pending), and RL.RELEASE
+ * and RL.RENEW find it by its id among the key's leases (rl_bundle_lease_edit). Around each, a lock record,
+ * through algorithms/lockout.c as the storages do.
  *
  * A limit's entry is matched by its name and kind. When the policy was replaced (RL.POLICY SET) since the
  * key's last write, a limit that kept both finds its state and decides on it under its new parameters, as a
@@ -45,6 +49,7 @@ typedef struct bundle_slot {
     rl_cell cell;
     int64_t nlog;
     rl_slog_entry *log;
+    rl_lease_value *leases; /* (own: a log or leases, never both) */
 } bundle_slot;
 
 static struct {
@@ -58,12 +63,17 @@ static struct {
 
 static const rl_policy_limit *limit_of(const rl_pending *p) { return (const rl_policy_limit *)p->lim; }
 static int is_log(const rl_policy_limit *pl) { return pl->row == &rl_limiters[RL_LIM_SLIDINGLOG]; }
+static int is_lease(const rl_policy_limit *pl) { return pl->row == &rl_limiters[RL_LIM_CONCURRENCY]; }
 
 static void slot_clear(bundle_slot *s) {
-    if (s->own) RedisModule_Free(s->log);
+    if (s->own) {
+        RedisModule_Free(s->log);
+        if (s->leases) rl_lease_value_free(s->leases);
+    }
     memset(s, 0, offsetof(bundle_slot, cell));
     s->nlog = 0;
     s->log = NULL;
+    s->leases = NULL;
 }
 
 /* The errors of this storage, written whole: a limit's names it by its name (call.c prefixes only the errors
@@ -113,6 +123,7 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
             if (e->words) memcpy(s->cell.w, e->w, 8 * (size_t)e->words);
             s->nlog = e->nlog;
             s->log = e->log;
+            s->leases = e->leases;
             break;
         }
     }
@@ -162,9 +173,28 @@ static void decide_log(const rl_request *req, const bundle_slot *in, bundle_slot
     if (apply) apply_log(in, &plan, req->now_us, req->params[1] * 1000, next);
 }
 
-static void decide(const rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
-                   rl_reply *reply, int apply) {
+/* A concurrency limit's decision on the leases in, its plan kept in p (the reply's lease: call.c); applied to a
+ * copy into *next when apply (in's own leases otherwise, when it writes nothing). */
+static void decide_lease(rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
+                         rl_reply *reply, int apply) {
+    rl_lease_plan *plan = &p->u.lease.plan;
+    const rl_lease_value *held = in->leases;
+    rl_lease_decide(req, held ? held->v : NULL, held ? held->n : 0, NULL, 0, rl_lease_next_id(), plan, reply);
+    if (!apply) return;
+    if (plan->action == RL_LEASE_KEEP) {
+        next->leases = in->leases; /* borrowed: written as it is */
+        return;
+    }
+    next->leases = rl_lease_apply(held ? rl_lease_value_copy(held) : NULL, plan, req->now_us);
+    next->own = 1;
+    /* A made id is never made again (a call that then denies skips a number: no harm). */
+    if (plan->made && !(req->flags & RL_F_DRYRUN)) rl_lease_id_taken();
+}
+
+static void decide(rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next, rl_reply *reply,
+                   int apply) {
     if (is_log(limit_of(p))) decide_log(req, in, next, reply, apply);
+    else if (is_lease(limit_of(p))) decide_lease(p, req, in, next, reply, apply);
     else decide_cell(p, req, in, next, reply);
 }
 
@@ -184,9 +214,21 @@ static void prepare_locked(rl_pending *p, const bundle_slot *in) {
     p->changes = 0;
 }
 
+static int same_leases(const rl_lease_value *a, const rl_lease_value *b) {
+    int na = a ? a->n : 0, nb = b ? b->n : 0;
+    if (na != nb) return 0;
+    for (int i = 0; i < na; i++) {
+        const rl_lease *x = &a->v[i], *y = &b->v[i];
+        if (x->end_us != y->end_us || x->acquired_us != y->acquired_us || x->units != y->units ||
+            x->id_len != y->id_len || memcmp(rl_lease_id(x), rl_lease_id(y), x->id_len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 static int same_entry(const bundle_slot *a, const bundle_slot *b) {
     if (a->found != b->found || a->words != b->words || a->has_rec != b->has_rec || a->expire_ms != b->expire_ms ||
-        a->nlog != b->nlog)
+        a->nlog != b->nlog || !same_leases(a->leases, b->leases))
         return 0;
     if (a->has_rec && memcmp(&a->rec, &b->rec, sizeof a->rec) != 0) return 0;
     if (a->nlog && memcmp(a->log, b->log, sizeof *a->log * (size_t)a->nlog) != 0) return 0;
@@ -226,8 +268,14 @@ static const char *bundle_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[R
     if (!state_expire_ms) {
         next->words = 0;
         next->nlog = 0;
+        if (next->own && next->leases) rl_lease_value_free(next->leases);
+        next->leases = NULL;
     }
-    if (!next->words && !next->nlog && !next->has_rec) slot_clear(next); /* nothing to keep: new again */
+    if (next->leases && next->leases->n == 0) {
+        if (next->own) rl_lease_value_free(next->leases);
+        next->leases = NULL;
+    }
+    if (!next->words && !next->nlog && !next->leases && !next->has_rec) slot_clear(next); /* new again */
     p->changes = !same_entry(next, in);
     return NULL;
 }
@@ -260,7 +308,9 @@ static void bundle_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl
     *out = *in; /* (a log borrowed from the value: finish copies it) */
     out->written = 1;
     out->own = 0;
-    int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms : (in->words || in->nlog) ? in->expire_ms : 0;
+    int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms
+                              : (in->words || in->nlog || in->leases) ? in->expire_ms
+                                                                     : 0;
     out->found = 1;
     out->has_rec = 1;
     out->rec = (rl_lock_rec){*l, state_expire_ms};
@@ -287,11 +337,17 @@ static void entry_from(rl_bundle_entry *e, const rl_policy_limit *pl, bundle_slo
     e->log = NULL;
     if (s->nlog && s->own) {
         e->log = s->log;
-        s->own = 0;
         s->log = NULL;
     } else if (s->nlog) {
         e->log = RedisModule_Alloc(sizeof *e->log * (size_t)s->nlog);
         memcpy(e->log, s->log, sizeof *e->log * (size_t)s->nlog);
+    }
+    e->leases = NULL;
+    if (s->leases && s->own) {
+        e->leases = s->leases;
+        s->leases = NULL;
+    } else if (s->leases) {
+        e->leases = rl_lease_value_copy(s->leases);
     }
 }
 
@@ -309,7 +365,10 @@ static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
         entry_from(&b->e[b->n++], &policy->limit[i], s);
         if (s->expire_ms > expire_at_ms) expire_at_ms = s->expire_ms;
     }
-    for (int i = 0; i < policy->n; i++) open_key.in[i].log = NULL; /* the old value's, which goes now */
+    for (int i = 0; i < policy->n; i++) { /* the old value's, which goes now */
+        open_key.in[i].log = NULL;
+        open_key.in[i].leases = NULL;
+    }
     if (b->n == 0) { /* every limit idle: the key goes */
         rl_bundle_free(b);
         RedisModule_DeleteKey(open_key.key);
@@ -337,3 +396,58 @@ static void bundle_release(RedisModuleCtx *ctx, rl_pending *p) {
 /* (flags: RL.CHECK's own are command.c's: it writes a value of up to 16 states whole) */
 const rl_steps rl_bundle_steps = {"write deny-oom", "readonly", bundle_prepare, bundle_commit, bundle_release,
                                   bundle_lock_start, bundle_finish};
+
+/* --- RL.RELEASE and RL.RENEW on a policy's key -------------------------------------------------------------- */
+
+/* Entry e after its leases changed at now: when it says nothing any more, and whether it still says anything. */
+static int entry_after_leases(rl_bundle_entry *e, int64_t now_us) {
+    if (e->leases && rl_lease_expired(e->leases->v, e->leases->n, now_us) == e->leases->n) {
+        rl_lease_value_free(e->leases);
+        e->leases = NULL;
+    }
+    int64_t state_expire_ms = e->leases ? (e->leases->v[e->leases->n - 1].end_us + 999) / 1000 : 0;
+    int alive = e->has_rec && rl_lock_alive(&e->rec.lock, now_us);
+    e->has_rec = alive;
+    if (alive) e->rec.state_expire_ms = state_expire_ms;
+    else e->rec = (rl_lock_rec){{0, 0, 0}, 0};
+    int64_t lock_end_ms = alive ? (rl_lock_end_us(&e->rec.lock) + 999) / 1000 : 0;
+    e->expire_ms = state_expire_ms > lock_end_ms ? state_expire_ms : lock_end_ms;
+    return e->leases || alive;
+}
+
+int rl_bundle_lease_edit(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const char *id,
+                         size_t id_len, int64_t renew_ms, int64_t now_us) {
+    rl_bundle *b = RedisModule_ModuleTypeGetValue(key);
+    for (int k = 0; k < b->n; k++) {
+        rl_bundle_entry *e = &b->e[k];
+        int at = e->leases ? rl_lease_find(e->leases->v, e->leases->n, now_us, id, id_len) : -1;
+        if (at < 0) continue;
+        if (renew_ms) {
+            rl_lease_plan plan = {.action = RL_LEASE_RENEW,
+                                  .expired = rl_lease_expired(e->leases->v, e->leases->n, now_us),
+                                  .found = at,
+                                  .end_us = now_us + renew_ms * 1000};
+            rl_lease_apply(e->leases, &plan, now_us);
+        } else {
+            rl_lease_remove(e->leases, at, now_us);
+        }
+        if (!entry_after_leases(e, now_us)) { /* nothing left to say: the entry goes */
+            rl_bundle_entry gone = *e;
+            memmove(e, e + 1, sizeof *e * (size_t)(b->n - k - 1));
+            b->n--;
+            RedisModule_Free(gone.w);
+            RedisModule_Free(gone.log);
+        }
+        int64_t expire_at_ms = 0;
+        for (int i = 0; i < b->n; i++)
+            if (b->e[i].expire_ms > expire_at_ms) expire_at_ms = b->e[i].expire_ms;
+        if (b->n == 0) {
+            RedisModule_DeleteKey(key);
+            if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
+        } else {
+            rl_bundle_touched(ctx, key, keyname, b, rl_clock_expire_at_ms(expire_at_ms * 1000, 0));
+        }
+        return 1;
+    }
+    return 0;
+}
