@@ -12,7 +12,9 @@
  *
  *   'P' | policy_len (1) | policy | n (1) | n entries | [expire_at_ms (8): RL.SETSTATE only]
  *   entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) | expire_ms (8) | [until_us, forgive_us,
- *          strikes, state_expire_ms (4 x 8): has_rec] | words x 8
+ *          strikes, state_expire_ms (4 x 8): has_rec] | words x 8 | [nlog (4) | nlog x (at_us, weight) (16):
+ *          a sliding log's, tag 'S', newest first] | [a concurrency limit's leases, tag 'C', as lease_type.c
+ *          writes them: the count (4), then each lease]
  * Numbers are little-endian (rl_put_le). */
 #include <stdio.h>
 #include <string.h>
@@ -35,14 +37,36 @@ rl_bundle *rl_bundle_new(void) {
 
 void rl_bundle_free(rl_bundle *b) {
     if (!b) return;
-    for (int i = 0; i < b->n; i++) RedisModule_Free(b->e[i].w);
+    for (int i = 0; i < b->n; i++) {
+        RedisModule_Free(b->e[i].w);
+        RedisModule_Free(b->e[i].log);
+        if (b->e[i].leases) rl_lease_value_free(b->e[i].leases);
+    }
     RedisModule_Free(b);
 }
 
-static const rl_limiter *cell_limiter_tagged(unsigned char tag) {
+static int is_log(unsigned char tag) { return tag == rl_limiters[RL_LIM_SLIDINGLOG].tag; }
+static int is_lease(unsigned char tag) { return tag == rl_limiters[RL_LIM_CONCURRENCY].tag; }
+
+const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag) {
     for (int i = 0; i < RL_NLIMITERS; i++)
-        if (rl_limiters[i].steps == &rl_cell_steps && rl_limiters[i].tag == tag) return &rl_limiters[i];
+        if ((rl_limiters[i].steps == &rl_cell_steps || i == RL_LIM_SLIDINGLOG || i == RL_LIM_CONCURRENCY) &&
+            rl_limiters[i].tag == tag)
+            return &rl_limiters[i];
     return NULL;
+}
+
+/* 1 when log[0..n) could have been written by the storage: newest first, each weight >= 1, times in range, at
+ * most a log's most units (a limit's + 1). */
+static int log_valid(const rl_slog_entry *log, int64_t n) {
+    int64_t units = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (log[i].weight < 1 || log[i].weight > RL_SLOG_MAX_LIMIT + 1) return 0;
+        if (log[i].at_us < 0 || log[i].at_us >= RL_MAX_TIME_US) return 0;
+        if (i > 0 && log[i].at_us > log[i - 1].at_us) return 0;
+        units += log[i].weight;
+    }
+    return units <= RL_SLOG_MAX_LIMIT + 1;
 }
 
 /* --- the encoding ------------------------------------------------------------------------------------ */
@@ -50,7 +74,9 @@ static const rl_limiter *cell_limiter_tagged(unsigned char tag) {
 static size_t encoded_len(const rl_bundle *b) {
     size_t len = 3 + b->policy_len;
     for (int i = 0; i < b->n; i++)
-        len += ENTRY_FIXED + b->e[i].name_len + (b->e[i].has_rec ? REC_BYTES : 0) + 8 * (size_t)b->e[i].words;
+        len += ENTRY_FIXED + b->e[i].name_len + (b->e[i].has_rec ? REC_BYTES : 0) + 8 * (size_t)b->e[i].words +
+               (is_log(b->e[i].tag) ? 4 + 16 * (size_t)b->e[i].nlog : 0) +
+               (is_lease(b->e[i].tag) ? (b->e[i].leases ? rl_leases_size(b->e[i].leases) : 4) : 0);
     return len;
 }
 
@@ -77,6 +103,21 @@ static size_t encode(const rl_bundle *b, unsigned char *out) {
             for (int k = 0; k < 4; k++, p += 8) rl_put_le(p, (uint64_t)r[k], 8);
         }
         for (unsigned k = 0; k < e->words; k++, p += 8) rl_put_le(p, e->w[k], 8);
+        if (is_lease(e->tag)) {
+            if (e->leases) {
+                p = rl_leases_put(p, e->leases);
+            } else {
+                rl_put_le(p, 0, 4);
+                p += 4;
+            }
+        }
+        if (!is_log(e->tag)) continue;
+        rl_put_le(p, (uint64_t)e->nlog, 4);
+        p += 4;
+        for (int64_t k = 0; k < e->nlog; k++, p += 16) {
+            rl_put_le(p, (uint64_t)e->log[k].at_us, 8);
+            rl_put_le(p + 8, (uint64_t)e->log[k].weight, 8);
+        }
     }
     return (size_t)(p - out);
 }
@@ -95,10 +136,14 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
     if (*left < 2) return "truncated";
     e->tag = p[0];
     e->name_len = p[1];
-    const rl_limiter *lim = cell_limiter_tagged(e->tag);
+    const rl_limiter *lim = rl_bundle_limiter_tagged(e->tag);
     if (!lim) return "unknown kind";
-    if (!rl_policy_name_ok((const char *)p + 2, e->name_len, RL_POLICY_LIMIT_NAME_MAX)) return "bad limit name";
+    e->w = NULL;
+    e->log = NULL;
+    e->nlog = 0;
+    e->leases = NULL;
     if (*left < (size_t)ENTRY_FIXED + e->name_len) return "truncated";
+    if (!rl_policy_name_ok((const char *)p + 2, e->name_len, RL_POLICY_LIMIT_NAME_MAX)) return "bad limit name";
     memcpy(e->name, p + 2, e->name_len);
     p += 2 + e->name_len;
     e->words = p[0];
@@ -107,6 +152,7 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
     p += 10;
     size_t need = (size_t)ENTRY_FIXED + e->name_len + (e->has_rec ? REC_BYTES : 0) + 8 * (size_t)e->words;
     if (e->has_rec > 1 || e->words > RL_CELL_MAX_WORDS || *left < need) return "truncated";
+    if ((is_log(e->tag) || is_lease(e->tag)) && e->words) return "a sliding log or leases have no words";
     if (e->expire_ms < 0 || e->expire_ms > RL_MAX_TIME_MS * 4) return "bad expiry";
     if (e->has_rec) {
         int64_t r[4];
@@ -114,8 +160,6 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
         e->rec = (rl_lock_rec){{r[0], r[1], r[2]}, r[3]};
         if (!rl_lock_rec_valid(&e->rec)) return "not a valid lock";
     }
-    if (!e->has_rec && e->words == 0) return "an entry with nothing";
-    e->w = NULL;
     if (e->words) {
         rl_cell cell;
         for (unsigned k = 0; k < e->words; k++, p += 8) cell.w[k] = rl_get_le(p, 8);
@@ -124,6 +168,31 @@ static const char *decode_entry(const unsigned char **at, size_t *left, rl_bundl
         memcpy(e->w, cell.w, 8 * (size_t)e->words);
     }
     *left -= need;
+    if (is_log(e->tag)) {
+        if (*left < 4) return "truncated";
+        e->nlog = (int64_t)rl_get_le(p, 4);
+        p += 4;
+        *left -= 4;
+        if (e->nlog > RL_SLOG_MAX_LIMIT + 1 || *left < 16 * (size_t)e->nlog) return "truncated";
+        if (e->nlog) {
+            e->log = RedisModule_Alloc(sizeof *e->log * (size_t)e->nlog);
+            for (int64_t k = 0; k < e->nlog; k++, p += 16)
+                e->log[k] = (rl_slog_entry){(int64_t)rl_get_le(p, 8), (int64_t)rl_get_le(p + 8, 8)};
+            *left -= 16 * (size_t)e->nlog;
+            if (!log_valid(e->log, e->nlog)) return "not a valid sliding log";
+        }
+    }
+    if (is_lease(e->tag)) {
+        const unsigned char *from = p;
+        e->leases = rl_leases_get(&p, p + *left);
+        if (!e->leases) return "not valid leases";
+        *left -= (size_t)(p - from);
+        if (e->leases->n == 0) {
+            rl_lease_value_free(e->leases);
+            e->leases = NULL;
+        }
+    }
+    if (!e->has_rec && e->words == 0 && e->nlog == 0 && !e->leases) return "an entry with nothing";
     *at = p;
     return NULL;
 }
@@ -143,9 +212,9 @@ static const char *decode(const unsigned char *p, size_t len, rl_bundle **out) {
     size_t left = len - 3 - policy_len;
     const char *failed = n < 1 || n > RL_ALL_MAX_LIMITS ? "1 to 16 entries" : NULL;
     for (int i = 0; i < n && !failed; i++) {
+        b->n = i + 1; /* (freed with the bundle, even when half read) */
         failed = decode_entry(&at, &left, &b->e[i]);
         if (failed) break;
-        b->n = i + 1;
         for (int j = 0; j < i && !failed; j++)
             if (b->e[j].name_len == b->e[i].name_len && memcmp(b->e[j].name, b->e[i].name, b->e[i].name_len) == 0)
                 failed = "a limit name twice";
@@ -206,7 +275,9 @@ static void bundle_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void 
 static size_t bundle_mem_usage(const void *value) {
     const rl_bundle *b = value;
     size_t size = sizeof *b;
-    for (int i = 0; i < b->n; i++) size += 8 * (size_t)b->e[i].words;
+    for (int i = 0; i < b->n; i++)
+        size += 8 * (size_t)b->e[i].words + sizeof(rl_slog_entry) * (size_t)b->e[i].nlog +
+                (b->e[i].leases ? sizeof(rl_lease) * (size_t)b->e[i].leases->n : 0);
     return size;
 }
 
@@ -222,9 +293,15 @@ static rl_bundle *bundle_clone(const rl_bundle *from) {
     rl_bundle *b = rl_bundle_new();
     *b = *from;
     for (int i = 0; i < b->n; i++) {
-        if (!from->e[i].words) continue;
-        b->e[i].w = RedisModule_Alloc(8 * (size_t)from->e[i].words);
-        memcpy(b->e[i].w, from->e[i].w, 8 * (size_t)from->e[i].words);
+        if (from->e[i].words) {
+            b->e[i].w = RedisModule_Alloc(8 * (size_t)from->e[i].words);
+            memcpy(b->e[i].w, from->e[i].w, 8 * (size_t)from->e[i].words);
+        }
+        if (from->e[i].nlog) {
+            b->e[i].log = RedisModule_Alloc(sizeof(rl_slog_entry) * (size_t)from->e[i].nlog);
+            memcpy(b->e[i].log, from->e[i].log, sizeof(rl_slog_entry) * (size_t)from->e[i].nlog);
+        }
+        if (from->e[i].leases) b->e[i].leases = rl_lease_value_copy(from->e[i].leases);
     }
     return b;
 }
@@ -255,6 +332,11 @@ int rl_bundle_type_is(RedisModuleKey *key) {
 void rl_bundle_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
                    int64_t expire_at_ms) {
     RedisModule_ModuleTypeSetValue(key, bundle_type, b);
+    rl_bundle_touched(ctx, key, keyname, b, expire_at_ms);
+}
+
+void rl_bundle_touched(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
+                       int64_t expire_at_ms) {
     RedisModule_SetAbsExpire(key, expire_at_ms);
     if (!rl_effects_on(ctx)) return;
     size_t len;

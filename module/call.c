@@ -60,8 +60,10 @@ static void lease_of(rl_outcome *o, int i, const rl_pending *p, int written) {
 /* How long a denied clause's wait may last before only time ends it (rl_outcome's wait_retry_ms): its retry,
  * but 0 for a concurrency limit whose request can fit (a release may come any moment), unless its key's lock
  * denied it (only time ends a lock, or RL.UNBLOCK, which serves the waiters itself). */
+static int is_lease_limit(const rl_limiter *lim) { return lim->tag == rl_limiters[RL_LIM_CONCURRENCY].tag; }
+
 static int64_t wait_retry(const rl_pending *p) {
-    if (p->lim->steps == &rl_lease_steps && p->reply.retry_after_ms >= 0 && !p->locked) return 0;
+    if (is_lease_limit(p->lim) && p->reply.retry_after_ms >= 0 && !p->locked) return 0;
     return p->reply.retry_after_ms;
 }
 
@@ -174,7 +176,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
                 written = 1;
             }
             if (allowed && !(p[i].req->flags & RL_F_DRYRUN)) o->units += p[i].reply.granted; /* a refund: none */
-            if (p[i].lim->steps == &rl_lease_steps) lease_of(o, i, &p[i], written);
+            if (is_lease_limit(p[i].lim)) lease_of(o, i, &p[i], written); /* (a policy's too: same tag) */
         }
         if (n && p[0].lim->steps->finish) p[0].lim->steps->finish(ctx, &p[0]);
     }

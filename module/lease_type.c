@@ -118,11 +118,13 @@ void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us) {
 /* value's blob with expire_at_ms, in an allocation of *len bytes the caller frees. */
 static int has_lock(const rl_lease_value *val) { return val->lock.until_us != 0 || val->lock.strikes != 0; }
 
-static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, int64_t expire_at_ms, size_t *len) {
-    size_t size = BLOB_HEAD + BLOB_TAIL + (has_lock(val) ? BLOB_LOCK : 0);
+size_t rl_leases_size(const rl_lease_value *val) {
+    size_t size = 4;
     for (int i = 0; i < val->n; i++) size += BLOB_LEASE + val->v[i].id_len;
-    unsigned char *blob = RedisModule_Alloc(size), *p = blob;
-    *p++ = lim->tag;
+    return size;
+}
+
+unsigned char *rl_leases_put(unsigned char *p, const rl_lease_value *val) {
     rl_put_le(p, (uint64_t)val->n, 4), p += 4;
     for (int i = 0; i < val->n; i++) {
         const rl_lease *l = &val->v[i];
@@ -132,6 +134,41 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
         *p++ = l->id_len;
         memcpy(p, rl_lease_id(l), l->id_len), p += l->id_len;
     }
+    return p;
+}
+
+rl_lease_value *rl_leases_get(const unsigned char **at, const unsigned char *end) {
+    const unsigned char *p = *at;
+    if (end - p < 4) return NULL;
+    uint64_t n = rl_get_le(p, 4);
+    if (n > RL_LEASE_MAX_LIMIT) return NULL;
+    p += 4;
+    rl_lease_value *val = value_new();
+    value_fit(val, (int)n);
+    for (uint64_t i = 0; i < n; i++) {
+        rl_lease *l = &val->v[i];
+        if (end - p < BLOB_LEASE || end - p < BLOB_LEASE + p[20]) break;
+        l->end_us = (int64_t)rl_get_le(p, 8);
+        l->acquired_us = (int64_t)rl_get_le(p + 8, 8);
+        l->units = (int32_t)rl_get_le(p + 16, 4);
+        size_t id_len = p[20];
+        id_set(l, (const char *)p + BLOB_LEASE, id_len > RL_LEASE_ID_MAX ? 0 : id_len); /* 0: refused below */
+        p += BLOB_LEASE + id_len;
+        val->n++;
+    }
+    if ((uint64_t)val->n != n || !rl_lease_valid(val->v, val->n)) {
+        value_free(val);
+        return NULL;
+    }
+    *at = p;
+    return val;
+}
+
+static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, int64_t expire_at_ms, size_t *len) {
+    size_t size = 1 + rl_leases_size(val) + BLOB_TAIL + (has_lock(val) ? BLOB_LOCK : 0);
+    unsigned char *blob = RedisModule_Alloc(size), *p = blob;
+    *p++ = lim->tag;
+    p = rl_leases_put(p, val);
     if (has_lock(val)) {
         rl_put_le(p, (uint64_t)val->lock.until_us, 8), p += 8;
         rl_put_le(p, (uint64_t)val->lock.forgive_us, 8), p += 8;
@@ -146,30 +183,18 @@ static unsigned char *blob_of(const rl_limiter *lim, const rl_lease_value *val, 
 static rl_lease_value *value_of_blob(const unsigned char *p, size_t len, int64_t *expire_at_ms) {
     if (len < BLOB_HEAD + BLOB_TAIL) return NULL;
     const unsigned char *end = p + len - BLOB_TAIL;
-    uint64_t n = rl_get_le(p + 1, 4);
-    if (n < 1 || n > RL_LEASE_MAX_LIMIT) return NULL; /* a key without leases is no key: DEL is its effect */
-    p += BLOB_HEAD;
-    rl_lease_value *val = value_new();
-    value_fit(val, (int)n);
-    for (uint64_t i = 0; i < n; i++) {
-        rl_lease *l = &val->v[i];
-        if (end - p < BLOB_LEASE || end - p < BLOB_LEASE + p[20]) break;
-        l->end_us = (int64_t)rl_get_le(p, 8);
-        l->acquired_us = (int64_t)rl_get_le(p + 8, 8);
-        l->units = (int32_t)rl_get_le(p + 16, 4);
-        size_t id_len = p[20];
-        id_set(l, (const char *)p + BLOB_LEASE, id_len > RL_LEASE_ID_MAX ? 0 : id_len); /* 0: refused below */
-        p += BLOB_LEASE + id_len;
-        val->n++;
-    }
-    if ((uint64_t)val->n == n && end - p == BLOB_LOCK) {
+    if (rl_get_le(p + 1, 4) < 1) return NULL; /* a key without leases is no key: DEL is its effect */
+    p += 1;
+    rl_lease_value *val = rl_leases_get(&p, end);
+    if (!val) return NULL;
+    if (end - p == BLOB_LOCK) {
         val->lock.until_us = (int64_t)rl_get_le(p, 8);
         val->lock.forgive_us = (int64_t)rl_get_le(p + 8, 8);
         val->lock.strikes = (int64_t)rl_get_le(p + 16, 8);
         p += BLOB_LOCK;
         if (!rl_lock_valid(&val->lock) || !has_lock(val)) p = NULL; /* refused below */
     }
-    if ((uint64_t)val->n != n || p != end || !rl_lease_valid(val->v, val->n)) {
+    if (p != end) {
         value_free(val);
         return NULL;
     }
@@ -333,9 +358,14 @@ static void lease_digest(RedisModuleDigest *md, void *value) {
     RedisModule_DigestEndSequence(md);
 }
 
+void rl_lease_value_free(rl_lease_value *val) { value_free(val); }
+
 static void *lease_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value) {
     (void)fromkey, (void)tokey;
-    const rl_lease_value *val = value;
+    return rl_lease_value_copy(value);
+}
+
+rl_lease_value *rl_lease_value_copy(const rl_lease_value *val) {
     rl_lease_value *copy = value_new();
     value_fit(copy, val->n);
     for (int i = 0; i < val->n; i++) {

@@ -10,7 +10,10 @@
  * A lease that has ended is gone for all three, whether or not a write has dropped it yet. A release or a
  * renewal writes like any limiter write (the key's leases replicated whole, its expiry the last lease's end,
  * the key signalled, the event rl.release or rl.renew), then serves the clients waiting on the key: a slot
- * given back admits the head of the queue at once, not at a timer. An answer 0 writes nothing. */
+ * given back admits the head of the queue at once, not at a timer. An answer 0 writes nothing.
+ *
+ * A key RL.CHECK checks (a policy's limits, store_bundle.c) holds the leases of its policy's CONCURRENCY limits:
+ * the three commands find a lease there by its id among all of them (a made id is unique in the server). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +27,8 @@ static const rl_limiter *lease_limiter(void) {
     return NULL;
 }
 
-/* The key's leases (NULL when the key is empty), or -1 when it holds something else. */
+/* The key's leases (NULL when the key is empty), or -1 when it holds something else, or 1 when it is a
+ * policy's key (its value a bundle: *value NULL). */
 static int open_leases(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode, RedisModuleKey **key,
                        rl_lease_value **value) {
     *key = RedisModule_OpenKey(ctx, keyname, mode);
@@ -32,6 +36,7 @@ static int open_leases(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode
     *value = NULL;
     rl_lock alone;
     if (found == NULL || (found == RL_CELL_OTHER && rl_lock_only_read(*key, &alone))) return 0; /* no lease */
+    if (rl_bundle_type_is(*key)) return 1;
     if (found != lease_limiter()) {
         RedisModule_CloseKey(*key);
         return -1;
@@ -78,14 +83,28 @@ typedef struct named_lease {
 } named_lease;
 
 /* Find the unexpired lease named id on keyname: 1 when found (the key left open in *l), else 0 after
- * answering (0 when there is no such lease, WRONGTYPE), the key closed. */
+ * answering (0 when there is no such lease, WRONGTYPE), the key closed. A policy's key is released or renewed
+ * here (renew_ms: 0 for a release), and answered. */
 static int find_named(RedisModuleCtx *ctx, RedisModuleString *keyname, const char *id, size_t id_len, int stat,
-                      named_lease *l) {
-    if (open_leases(ctx, keyname, REDISMODULE_READ | REDISMODULE_WRITE, &l->key, &l->value) != 0) {
+                      int64_t renew_ms, named_lease *l) {
+    int kind = open_leases(ctx, keyname, REDISMODULE_READ | REDISMODULE_WRITE, &l->key, &l->value);
+    if (kind < 0) {
         fail(ctx, stat, REDISMODULE_ERRORMSG_WRONGTYPE);
         return 0;
     }
     l->now_us = rl_clock_now_us();
+    if (kind == 1) {
+        int done = rl_bundle_lease_edit(ctx, l->key, keyname, id, id_len, renew_ms, l->now_us);
+        RedisModule_CloseKey(l->key);
+        if (done) {
+            RedisModule_SignalModifiedKey(ctx, keyname);
+            RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, renew_ms ? "rl.renew" : "rl.release",
+                                            keyname);
+            rl_wait_serve_keys(ctx, &keyname, 1);
+        }
+        RedisModule_ReplyWithLongLong(ctx, count(stat, RL_TALLY_DECIDED, done));
+        return 0;
+    }
     l->at = l->value ? rl_lease_find(l->value->v, l->value->n, l->now_us, id, id_len) : -1;
     if (l->at >= 0) return 1;
     RedisModule_CloseKey(l->key); /* none: answered 0, nothing written */
@@ -99,7 +118,7 @@ int rl_release_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     const char *id = id_of(argv[2], &id_len);
     if (!id) return fail(ctx, RL_STAT_RELEASE, BAD_ID);
     named_lease l;
-    if (!find_named(ctx, argv[1], id, id_len, RL_STAT_RELEASE, &l)) return REDISMODULE_OK;
+    if (!find_named(ctx, argv[1], id, id_len, RL_STAT_RELEASE, 0, &l)) return REDISMODULE_OK;
     rl_lease_remove(l.value, l.at, l.now_us);
     return written(ctx, l.key, argv[1], l.value, l.now_us, RL_STAT_RELEASE, "rl.release");
 }
@@ -116,7 +135,7 @@ int rl_renew_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         return fail(ctx, RL_STAT_RENEW, err);
     }
     named_lease l;
-    if (!find_named(ctx, argv[1], id, id_len, RL_STAT_RENEW, &l)) return REDISMODULE_OK;
+    if (!find_named(ctx, argv[1], id, id_len, RL_STAT_RENEW, lease_ms, &l)) return REDISMODULE_OK;
     rl_lease_plan plan = {.action = RL_LEASE_RENEW,
                           .expired = rl_lease_expired(l.value->v, l.value->n, l.now_us),
                           .found = l.at,
@@ -136,13 +155,24 @@ static int by_age(const void *a, const void *b) {
 int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (argc != 2) return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
-    rl_lease_value *value;
-    if (open_leases(ctx, argv[1], rl_compat_read_mode(), &key, &value) != 0)
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    rl_lease_value *value, all = {0};
+    int kind = open_leases(ctx, argv[1], rl_compat_read_mode(), &key, &value);
+    if (kind < 0) return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    if (kind == 1) { /* a policy's key: the leases of all its concurrency limits, side by side (not owned) */
+        const rl_bundle *b = RedisModule_ModuleTypeGetValue(key);
+        for (int i = 0; i < b->n; i++) all.n += b->e[i].leases ? b->e[i].leases->n : 0;
+        all.v = all.n ? RedisModule_Alloc((size_t)all.n * sizeof *all.v) : NULL;
+        all.n = 0;
+        for (int i = 0; i < b->n; i++)
+            for (int k = 0; b->e[i].leases && k < b->e[i].leases->n; k++) all.v[all.n++] = b->e[i].leases->v[k];
+        value = &all;
+    }
     int64_t now_us = rl_clock_now_us();
-    int first = value ? rl_lease_expired(value->v, value->n, now_us) : 0, n = value ? value->n - first : 0;
-    int *order = n ? RedisModule_Alloc((size_t)n * sizeof *order) : NULL;
-    for (int i = 0; i < n; i++) order[i] = first + i;
+    /* (the ended leases: a prefix of one key's, anywhere among a policy's) */
+    int n = 0, total = value ? value->n : 0;
+    int *order = total ? RedisModule_Alloc((size_t)total * sizeof *order) : NULL;
+    for (int i = 0; i < total; i++)
+        if (value->v[i].end_us > now_us) order[n++] = i;
     if (n > 1) {
         sorting = value->v;
         qsort(order, (size_t)n, sizeof *order, by_age);
@@ -156,6 +186,7 @@ int rl_leases_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         RedisModule_ReplyWithLongLong(ctx, rl_us_to_ms_ceil(l->end_us - now_us));
     }
     if (order) RedisModule_Free(order);
+    if (all.v) RedisModule_Free(all.v);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }

@@ -121,12 +121,17 @@ static int parse_limit(rl_policy *policy, rl_call *scratch, int nargs, const cha
     }
     const rl_limiter *row = scratch->clause[i].lim;
     rl_request *req = &scratch->clause[i].req;
-    if (row->steps != &rl_cell_steps) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): %s: not a policy's limit yet (a policy holds TOKEN, LEAKY, "
-                 "WINDOW, SMOOTH or QUOTA limits)", i + 1, pl->name, row->kind);
+    if (!rl_bundle_limiter_tagged(row->tag)) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): %s: not a policy's limit (a policy holds TOKEN, LEAKY, "
+                 "WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA limits)", i + 1, pl->name, row->kind);
         return -1;
     }
-    if (row->alg->validate(req, err) != 0 || ((req->flags & RL_LOCK_FLAGS) && rl_lockout_validate(req, err) != 0)) {
+    if (req->flags & RL_F_ID) {
+        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): ID: not in a policy (each lease RL.CHECK takes gets an id of its "
+                 "own, in the reply)", i + 1, pl->name);
+        return -1;
+    }
+    if ((row->alg && row->alg->validate(req, err) != 0) || ((req->flags & RL_LOCK_FLAGS) && rl_lockout_validate(req, err) != 0)) {
         name_limit(err, i, pl->name);
         return -1;
     }

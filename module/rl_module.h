@@ -141,6 +141,13 @@ struct rl_lease_value {
 };
 int rl_lease_types_register(RedisModuleCtx *ctx);
 rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan, int64_t now_us);
+rl_lease_value *rl_lease_value_copy(const rl_lease_value *value);
+void rl_lease_value_free(rl_lease_value *value);
+/* A value's leases as blobs and a policy's key carry them: the count (4 bytes), then each lease. rl_leases_get
+ * reads them from *at (up to end), checked, and moves *at past them; NULL when they are not valid ones. */
+size_t rl_leases_size(const rl_lease_value *value);
+unsigned char *rl_leases_put(unsigned char *p, const rl_lease_value *value);
+rl_lease_value *rl_leases_get(const unsigned char **at, const unsigned char *end);
 void rl_lease_remove(rl_lease_value *value, int i, int64_t now_us);
 /* Store value's end (the later of its last lease's and its lock record's) as the key's expiry and replicate
  * the key's state; with no lease left, the key holds its lock alone (lock_type.c), or goes. */
@@ -154,6 +161,9 @@ const rl_limiter *rl_lease_limiter_tagged(unsigned char tag);
  * read the same ids each run, else a random number, so that a replica promoted at a failover does not make
  * the ids its old primary made in the same µs. */
 void rl_lease_ids_init(int deterministic);
+/* The number the next made id takes, and its use (a lease was made from it, for real). */
+uint64_t rl_lease_next_id(void);
+void rl_lease_id_taken(void);
 
 /* lock_type.c: locks (algorithms/lockout.h) where no limiter state is kept (the rl-locked type: a key locked
  * by RL.BLOCK before any call, or whose state went idle under a lock). rl_lock_only_read: 1 and *l when key
@@ -435,6 +445,9 @@ typedef struct rl_bundle_entry {
     rl_lock_rec rec;
     int64_t expire_ms;      /* when the entry says nothing any more (its state idle, its record over) */
     uint64_t *w;
+    int64_t nlog;           /* a sliding log's (tag 'S', words 0): its entries, newest first */
+    rl_slog_entry *log;
+    rl_lease_value *leases; /* a concurrency limit's (tag 'C', words 0): its leases (lease_type.c), or NULL */
 } rl_bundle_entry;
 typedef struct rl_bundle {
     uint8_t policy_len;
@@ -443,8 +456,11 @@ typedef struct rl_bundle {
     rl_bundle_entry e[RL_ALL_MAX_LIMITS];
 } rl_bundle;
 int rl_bundle_type_register(RedisModuleCtx *ctx);
-/* The bundle an open key holds, NULL if it holds none (check the type first: rl_bundle_type_is). */
+/* 1 when an open key holds a value of the rl-checks type. */
 int rl_bundle_type_is(RedisModuleKey *key);
+/* The row of the list whose kind a policy's limit may have, by its tag: a cell limiter's or the sliding log's;
+ * NULL for any other. */
+const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag);
 rl_bundle *rl_bundle_new(void);
 void rl_bundle_free(rl_bundle *b);
 /* Store b (taken) in an open key with its expiry, and replicate it (RL.SETSTATE key <'P' blob>). */
@@ -452,5 +468,12 @@ void rl_bundle_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *
                    int64_t expire_at_ms);
 /* RL.SETSTATE key <'P' blob>: returns 0 when argv is not one (the caller goes on), else 1 having replied. */
 int rl_bundle_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* b, the value of an open key, changed in place: its expiry set and its state replicated. */
+void rl_bundle_touched(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,
+                       int64_t expire_at_ms);
+/* store_bundle.c: RL.RELEASE (renew_ms 0) and RL.RENEW of the lease named id among the leases of a key RL.CHECK
+ * checks (its policy's CONCURRENCY limits): 1 when there was one (written), else 0 (nothing written). */
+int rl_bundle_lease_edit(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const char *id,
+                         size_t id_len, int64_t renew_ms, int64_t now_us);
 
 #endif

@@ -5,9 +5,21 @@
  * call.c as RL.ALL's clauses are: each prepared (nothing written), then every one committed or none. The
  * clauses share the key: the first prepare opens it and reads every limit's entry (one open key per call:
  * Redis runs one command at a time, and a decision never yields), each prepare decides its limit on its
- * entry's state as the cell storage does (store_cell.c: the algorithm, then the lock record), a commit only
- * records the limit's new entry, and finish, once per call after the commits, writes the value whole,
- * replicates it and signals the key once; the last release closes it.
+ * entry's state and keeps the entry it would leave, a commit makes that entry the limit's, and finish, once
+ * per call after the commits, writes the value whole, replicates it and signals the key once; the last
+ * release closes it and frees what the call made.
+ *
+ * Two kinds of limits. A cell limiter's entry is its cell's words, decided by its algorithm as the cell
+ * storage decides (store_cell.c). A sliding log's entry is its log in an array, newest first (at_us, weight),
+ * which algorithms/slidinglog.c decides over directly and whose plan this file applies: the newest `drop`
+ * units go, the next `keep` stay, older ones and those out of the window go, `add` units are logged at now
+ * (an attempt in the future, after the clock went back, counts as now, and is written so). A sliding log holds
+ * at most limit + 1 units; a policy's log is written whole with every change, so its cost grows with the limit
+ * (docs/policies.md). A concurrency limit's entry is its leases (lease_type.c's value, without its lock: the
+ * entry has its own record), decided by algorithms/concurrency.c and its plan applied to a copy; a lease made
+ * here has a made id, which the reply carries (call.c's lease_of reads the plan in the pending), and RL.RELEASE
+ * and RL.RENEW find it by its id among the key's leases (rl_bundle_lease_edit). Around each, a lock record,
+ * through algorithms/lockout.c as the storages do.
  *
  * A limit's entry is matched by its name and kind. When the policy was replaced (RL.POLICY SET) since the
  * key's last write, a limit that kept both finds its state and decides on it under its new parameters, as a
@@ -26,13 +38,18 @@
  * server's: rl_clock_expire_at_ms converts, when the key is written. */
 static int64_t idle_at_ms(int64_t now_us, int64_t reset_after_us) { return (now_us + reset_after_us + 999) / 1000; }
 
-/* Limit i of the policy in the open key: what the key held (found), and what it holds after the call. */
+/* A limit's entry in the open key: what the key held for it (in), what a prepare would leave (next), what the
+ * call leaves (out). A log is the key's value's (in: borrowed) or made by this call (own: freed unless the
+ * value takes it). */
 typedef struct bundle_slot {
-    int found, has_rec, written;
+    int found, has_rec, written, own;
     unsigned words;
     rl_lock_rec rec;
     int64_t expire_ms;
     rl_cell cell;
+    int64_t nlog;
+    rl_slog_entry *log;
+    rl_lease_value *leases; /* (own: a log or leases, never both) */
 } bundle_slot;
 
 static struct {
@@ -41,10 +58,23 @@ static struct {
     rl_bundle *stored;    /* the key's value, NULL when it had none */
     int dirty;            /* a commit changed an entry: finish writes */
     int counted_create;   /* a clause's commit counted the key's creation */
-    bundle_slot in[RL_ALL_MAX_LIMITS], out[RL_ALL_MAX_LIMITS];
+    bundle_slot in[RL_ALL_MAX_LIMITS], next[RL_ALL_MAX_LIMITS], out[RL_ALL_MAX_LIMITS];
 } open_key;
 
 static const rl_policy_limit *limit_of(const rl_pending *p) { return (const rl_policy_limit *)p->lim; }
+static int is_log(const rl_policy_limit *pl) { return pl->row == &rl_limiters[RL_LIM_SLIDINGLOG]; }
+static int is_lease(const rl_policy_limit *pl) { return pl->row == &rl_limiters[RL_LIM_CONCURRENCY]; }
+
+static void slot_clear(bundle_slot *s) {
+    if (s->own) {
+        RedisModule_Free(s->log);
+        if (s->leases) rl_lease_value_free(s->leases);
+    }
+    memset(s, 0, offsetof(bundle_slot, cell));
+    s->nlog = 0;
+    s->log = NULL;
+    s->leases = NULL;
+}
 
 /* The errors of this storage, written whole: a limit's names it by its name (call.c prefixes only the errors
  * left in the call's own buffer, with the clause's number alone), the key's is the key's. */
@@ -66,7 +96,7 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
     open_key.key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     open_key.stored = NULL;
     open_key.dirty = open_key.counted_create = 0;
-    memset(open_key.in, 0, sizeof open_key.in[0] * (size_t)policy->n);
+    for (int i = 0; i < policy->n; i++) slot_clear(&open_key.in[i]);
     if (RedisModule_KeyType(open_key.key) == REDISMODULE_KEYTYPE_EMPTY) return NULL;
     if (!rl_bundle_type_is(open_key.key)) return REDISMODULE_ERRORMSG_WRONGTYPE;
     rl_bundle *b = RedisModule_ModuleTypeGetValue(open_key.key);
@@ -91,22 +121,92 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
             s->rec = e->rec;
             s->expire_ms = e->expire_ms;
             if (e->words) memcpy(s->cell.w, e->w, 8 * (size_t)e->words);
+            s->nlog = e->nlog;
+            s->log = e->log;
+            s->leases = e->leases;
             break;
         }
     }
     return NULL;
 }
 
-/* The limit's lock holds: its reply is the lock's denial (the algorithm decides only for the retry, and the
- * state as it stands for the reset), and nothing changes. */
-static void prepare_locked(rl_pending *p, const bundle_slot *in) {
+/* --- a limit's decision on its state -------------------------------------------------------------------- */
+
+/* A cell limiter's decision on the state in (a copy), into *next's words. */
+static void decide_cell(const rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
+                        rl_reply *reply) {
     const rl_algorithm *alg = limit_of(p)->row->alg;
-    rl_cell copy = in->cell;
-    alg->decide(p->req, &copy, in->words > 0, &p->reply);
-    rl_request look = rl_lock_look(p->req);
+    next->cell = in->cell;
+    if (!in->words) next->cell.w[0] = next->cell.w[1] = 0;
+    alg->decide(req, &next->cell, in->words > 0, reply);
+    next->words = alg->words(&next->cell);
+}
+
+/* The log a sliding log's plan leaves: a new array (own), newest first. */
+static void apply_log(const bundle_slot *in, const rl_slog_plan *plan, int64_t now_us, int64_t window_us,
+                      bundle_slot *next) {
+    rl_slog_entry *log = RedisModule_Alloc(sizeof *log * (size_t)(in->nlog + 1));
+    int64_t n = 0, drop = plan->drop, keep = plan->keep, edge = now_us - window_us;
+    if (plan->add > 0) log[n++] = (rl_slog_entry){plan->at_us, plan->add};
+    for (int64_t i = 0; i < in->nlog && keep > 0; i++) {
+        rl_slog_entry e = in->log[i];
+        if (e.at_us > now_us) e.at_us = now_us; /* the future counts as now */
+        if (e.at_us <= edge) break;              /* newest first: every older one is out too */
+        int64_t dropped = drop < e.weight ? drop : e.weight;
+        e.weight -= dropped;
+        drop -= dropped;
+        if (e.weight == 0) continue;
+        if (e.weight > keep) e.weight = keep;
+        keep -= e.weight;
+        if (n > 0 && log[n - 1].at_us == e.at_us) log[n - 1].weight += e.weight;
+        else log[n++] = e;
+    }
+    next->log = log;
+    next->nlog = n;
+    next->own = 1;
+}
+
+/* A sliding log's decision on the log in; with its plan applied into *next when apply. */
+static void decide_log(const rl_request *req, const bundle_slot *in, bundle_slot *next, rl_reply *reply, int apply) {
+    rl_slog_plan plan;
+    rl_slog_decide(req, in->log, (size_t)in->nlog, &plan, reply);
+    if (apply) apply_log(in, &plan, req->now_us, req->params[1] * 1000, next);
+}
+
+/* A concurrency limit's decision on the leases in, its plan kept in p (the reply's lease: call.c); applied to a
+ * copy into *next when apply (in's own leases otherwise, when it writes nothing). */
+static void decide_lease(rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
+                         rl_reply *reply, int apply) {
+    rl_lease_plan *plan = &p->u.lease.plan;
+    const rl_lease_value *held = in->leases;
+    rl_lease_decide(req, held ? held->v : NULL, held ? held->n : 0, NULL, 0, rl_lease_next_id(), plan, reply);
+    if (!apply) return;
+    if (plan->action == RL_LEASE_KEEP) {
+        next->leases = in->leases; /* borrowed: written as it is */
+        return;
+    }
+    next->leases = rl_lease_apply(held ? rl_lease_value_copy(held) : NULL, plan, req->now_us);
+    next->own = 1;
+    /* A made id is never made again (a call that then denies skips a number: no harm). */
+    if (plan->made && !(req->flags & RL_F_DRYRUN)) rl_lease_id_taken();
+}
+
+static void decide(rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next, rl_reply *reply,
+                   int apply) {
+    if (is_log(limit_of(p))) decide_log(req, in, next, reply, apply);
+    else if (is_lease(limit_of(p))) decide_lease(p, req, in, next, reply, apply);
+    else decide_cell(p, req, in, next, reply);
+}
+
+/* The limit's lock holds: its reply is the lock's denial (the limit decides only for the retry, and the state
+ * as it stands for the reset), and nothing changes. */
+static void prepare_locked(rl_pending *p, const bundle_slot *in) {
+    bundle_slot scratch = {0};
+    rl_request asked = *p->req, look = rl_lock_look(p->req);
+    asked.flags |= RL_F_NOLOG;
     rl_reply as_is;
-    copy = in->cell;
-    alg->decide(&look, &copy, in->words > 0, &as_is);
+    decide(p, &asked, in, &scratch, &p->reply, 0);
+    decide(p, &look, in, &scratch, &as_is, 0);
     p->reply.reset_after_us = as_is.reset_after_us;
     p->reply.reset_after_ms = as_is.reset_after_ms;
     rl_lock_deny(&in->rec.lock, p->req->now_us, &p->reply);
@@ -114,10 +214,24 @@ static void prepare_locked(rl_pending *p, const bundle_slot *in) {
     p->changes = 0;
 }
 
+static int same_leases(const rl_lease_value *a, const rl_lease_value *b) {
+    int na = a ? a->n : 0, nb = b ? b->n : 0;
+    if (na != nb) return 0;
+    for (int i = 0; i < na; i++) {
+        const rl_lease *x = &a->v[i], *y = &b->v[i];
+        if (x->end_us != y->end_us || x->acquired_us != y->acquired_us || x->units != y->units ||
+            x->id_len != y->id_len || memcmp(rl_lease_id(x), rl_lease_id(y), x->id_len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 static int same_entry(const bundle_slot *a, const bundle_slot *b) {
-    if (a->found != b->found || a->words != b->words || a->has_rec != b->has_rec || a->expire_ms != b->expire_ms)
+    if (a->found != b->found || a->words != b->words || a->has_rec != b->has_rec || a->expire_ms != b->expire_ms ||
+        a->nlog != b->nlog || !same_leases(a->leases, b->leases))
         return 0;
     if (a->has_rec && memcmp(&a->rec, &b->rec, sizeof a->rec) != 0) return 0;
+    if (a->nlog && memcmp(a->log, b->log, sizeof *a->log * (size_t)a->nlog) != 0) return 0;
     return memcmp(a->cell.w, b->cell.w, 8 * (size_t)a->words) == 0;
 }
 
@@ -128,42 +242,47 @@ static const char *bundle_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[R
         if (failed) return failed;
     }
     const rl_algorithm *alg = pl->row->alg;
-    if (alg->validate(p->req, err) != 0) return limit_failed(p, err);
+    if (alg && alg->validate(p->req, err) != 0) return limit_failed(p, err);
     if ((p->req->flags & RL_LOCK_FLAGS) && rl_lockout_validate(p->req, err) != 0) return limit_failed(p, err);
     const bundle_slot *in = &open_key.in[pl->index];
+    bundle_slot *next = &open_key.next[pl->index];
+    slot_clear(next);
     int64_t now_us = p->req->now_us;
     p->creates = open_key.stored == NULL;
     if (in->has_rec && rl_lock_holds(&in->rec.lock, now_us)) {
         prepare_locked(p, in);
         return NULL;
     }
-    /* The entry after the call, as a slot: kept in the pending until commit. */
-    rl_cell *next = &p->u.cell.next;
-    *next = in->cell;
-    if (!in->words) next->w[0] = next->w[1] = 0;
-    alg->decide(p->req, next, in->words > 0, &p->reply);
-    unsigned words = alg->words(next);
+    decide(p, p->req, in, next, &p->reply, 1);
     int64_t state_expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
     rl_lock lock = in->has_rec ? in->rec.lock : (rl_lock){0, 0, 0};
     if (in->has_rec || (p->req->flags & RL_F_LOCKOUT)) {
         p->lock_starts = rl_lock_after(p->req, &lock, &p->reply);
         p->lock = lock;
     }
-    bundle_slot after = {.found = 1, .words = state_expire_ms ? words : 0, .has_rec = rl_lock_alive(&lock, now_us)};
-    after.rec = after.has_rec ? (rl_lock_rec){lock, state_expire_ms} : (rl_lock_rec){{0, 0, 0}, 0};
-    after.expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
-    if (!after.words && !after.has_rec) after = (bundle_slot){0}; /* nothing to keep: the limit is new again */
-    memcpy(after.cell.w, next->w, 8 * (size_t)after.words);
-    p->changes = !same_entry(&after, in);
-    p->u.cell.words = after.words;
-    p->u.cell.rec = after.rec;
-    p->u.cell.rec_alive = after.has_rec;
-    p->u.cell.expire_at_ms = after.expire_ms;
+    /* The entry after the call: the state while it says something, the record while it does. */
+    next->found = 1;
+    next->has_rec = rl_lock_alive(&lock, now_us);
+    next->rec = next->has_rec ? (rl_lock_rec){lock, state_expire_ms} : (rl_lock_rec){{0, 0, 0}, 0};
+    next->expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
+    if (!state_expire_ms) {
+        next->words = 0;
+        next->nlog = 0;
+        if (next->own && next->leases) rl_lease_value_free(next->leases);
+        next->leases = NULL;
+    }
+    if (next->leases && next->leases->n == 0) {
+        if (next->own) rl_lease_value_free(next->leases);
+        next->leases = NULL;
+    }
+    if (!next->words && !next->nlog && !next->leases && !next->has_rec) slot_clear(next); /* new again */
+    p->changes = !same_entry(next, in);
     return NULL;
 }
 
 static bundle_slot *slot_out(const rl_pending *p) {
     bundle_slot *out = &open_key.out[limit_of(p)->index];
+    slot_clear(out);
     out->written = 1;
     open_key.dirty = 1;
     return out;
@@ -171,13 +290,11 @@ static bundle_slot *slot_out(const rl_pending *p) {
 
 static void bundle_commit(RedisModuleCtx *ctx, rl_pending *p) {
     (void)ctx;
+    bundle_slot *next = &open_key.next[limit_of(p)->index];
     bundle_slot *out = slot_out(p);
-    out->found = p->u.cell.words || p->u.cell.rec_alive;
-    out->words = p->u.cell.words;
-    out->has_rec = p->u.cell.rec_alive;
-    out->rec = p->u.cell.rec;
-    out->expire_ms = p->u.cell.expire_at_ms;
-    memcpy(out->cell.w, p->u.cell.next.w, 8 * (size_t)out->words);
+    *out = *next; /* the log, when the call made one, goes with it */
+    out->written = 1;
+    next->own = 0;
     if (open_key.counted_create) p->creates = 0; /* one key, created once */
     open_key.counted_create |= p->creates;
 }
@@ -188,14 +305,50 @@ static void bundle_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl
     (void)now_us;
     const bundle_slot *in = &open_key.in[limit_of(p)->index];
     bundle_slot *out = slot_out(p);
-    *out = *in;
+    *out = *in; /* (a log borrowed from the value: finish copies it) */
     out->written = 1;
-    int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms : in->words ? in->expire_ms : 0;
+    out->own = 0;
+    int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms
+                              : (in->words || in->nlog || in->leases) ? in->expire_ms
+                                                                     : 0;
     out->found = 1;
     out->has_rec = 1;
     out->rec = (rl_lock_rec){*l, state_expire_ms};
     int64_t lock_end_ms = (rl_lock_end_us(l) + 999) / 1000;
     out->expire_ms = state_expire_ms > lock_end_ms ? state_expire_ms : lock_end_ms;
+}
+
+/* The value's entry for limit pl from slot s (its log taken when the call made it, else copied: the old value
+ * that holds it goes). */
+static void entry_from(rl_bundle_entry *e, const rl_policy_limit *pl, bundle_slot *s) {
+    e->tag = pl->row->tag;
+    e->name_len = (uint8_t)pl->name_len;
+    memcpy(e->name, pl->name, pl->name_len);
+    e->words = s->words;
+    e->has_rec = s->has_rec;
+    e->rec = s->rec;
+    e->expire_ms = s->expire_ms;
+    e->w = NULL;
+    if (s->words) {
+        e->w = RedisModule_Alloc(8 * (size_t)s->words);
+        memcpy(e->w, s->cell.w, 8 * (size_t)s->words);
+    }
+    e->nlog = s->nlog;
+    e->log = NULL;
+    if (s->nlog && s->own) {
+        e->log = s->log;
+        s->log = NULL;
+    } else if (s->nlog) {
+        e->log = RedisModule_Alloc(sizeof *e->log * (size_t)s->nlog);
+        memcpy(e->log, s->log, sizeof *e->log * (size_t)s->nlog);
+    }
+    e->leases = NULL;
+    if (s->leases && s->own) {
+        e->leases = s->leases;
+        s->leases = NULL;
+    } else if (s->leases) {
+        e->leases = rl_lease_value_copy(s->leases);
+    }
 }
 
 /* Once per call: the value whole, when a commit changed an entry. */
@@ -207,23 +360,14 @@ static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
     memcpy(b->policy, policy->name, policy->name_len);
     int64_t expire_at_ms = 0;
     for (int i = 0; i < policy->n; i++) {
-        const bundle_slot *s = open_key.out[i].written ? &open_key.out[i] : &open_key.in[i];
+        bundle_slot *s = open_key.out[i].written ? &open_key.out[i] : &open_key.in[i];
         if (!s->found) continue;
-        const rl_policy_limit *pl = &policy->limit[i];
-        rl_bundle_entry *e = &b->e[b->n++];
-        e->tag = pl->row->tag;
-        e->name_len = (uint8_t)pl->name_len;
-        memcpy(e->name, pl->name, pl->name_len);
-        e->words = s->words;
-        e->has_rec = s->has_rec;
-        e->rec = s->rec;
-        e->expire_ms = s->expire_ms;
-        e->w = NULL;
-        if (s->words) {
-            e->w = RedisModule_Alloc(8 * (size_t)s->words);
-            memcpy(e->w, s->cell.w, 8 * (size_t)s->words);
-        }
+        entry_from(&b->e[b->n++], &policy->limit[i], s);
         if (s->expire_ms > expire_at_ms) expire_at_ms = s->expire_ms;
+    }
+    for (int i = 0; i < policy->n; i++) { /* the old value's, which goes now */
+        open_key.in[i].log = NULL;
+        open_key.in[i].leases = NULL;
     }
     if (b->n == 0) { /* every limit idle: the key goes */
         rl_bundle_free(b);
@@ -238,15 +382,72 @@ static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
 
 static void bundle_release(RedisModuleCtx *ctx, rl_pending *p) {
     (void)ctx;
-    (void)p;
+    slot_clear(&open_key.next[limit_of(p)->index]);
     if (--open_key.refs > 0) return;
     if (open_key.key) RedisModule_CloseKey(open_key.key);
     open_key.key = NULL;
     open_key.stored = NULL;
-    for (int i = 0; i < RL_ALL_MAX_LIMITS; i++) open_key.out[i].written = 0;
+    for (int i = 0; i < RL_ALL_MAX_LIMITS; i++) {
+        slot_clear(&open_key.out[i]);
+        slot_clear(&open_key.next[i]);
+    }
 }
 
-/* (flags: RL.CHECK's own are command.c's; a policy's limits are cell limiters, whose every path is fast, but
- * RL.CHECK writes a value of up to 16 states whole) */
+/* (flags: RL.CHECK's own are command.c's: it writes a value of up to 16 states whole) */
 const rl_steps rl_bundle_steps = {"write deny-oom", "readonly", bundle_prepare, bundle_commit, bundle_release,
                                   bundle_lock_start, bundle_finish};
+
+/* --- RL.RELEASE and RL.RENEW on a policy's key -------------------------------------------------------------- */
+
+/* Entry e after its leases changed at now: when it says nothing any more, and whether it still says anything. */
+static int entry_after_leases(rl_bundle_entry *e, int64_t now_us) {
+    if (e->leases && rl_lease_expired(e->leases->v, e->leases->n, now_us) == e->leases->n) {
+        rl_lease_value_free(e->leases);
+        e->leases = NULL;
+    }
+    int64_t state_expire_ms = e->leases ? (e->leases->v[e->leases->n - 1].end_us + 999) / 1000 : 0;
+    int alive = e->has_rec && rl_lock_alive(&e->rec.lock, now_us);
+    e->has_rec = alive;
+    if (alive) e->rec.state_expire_ms = state_expire_ms;
+    else e->rec = (rl_lock_rec){{0, 0, 0}, 0};
+    int64_t lock_end_ms = alive ? (rl_lock_end_us(&e->rec.lock) + 999) / 1000 : 0;
+    e->expire_ms = state_expire_ms > lock_end_ms ? state_expire_ms : lock_end_ms;
+    return e->leases || alive;
+}
+
+int rl_bundle_lease_edit(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, const char *id,
+                         size_t id_len, int64_t renew_ms, int64_t now_us) {
+    rl_bundle *b = RedisModule_ModuleTypeGetValue(key);
+    for (int k = 0; k < b->n; k++) {
+        rl_bundle_entry *e = &b->e[k];
+        int at = e->leases ? rl_lease_find(e->leases->v, e->leases->n, now_us, id, id_len) : -1;
+        if (at < 0) continue;
+        if (renew_ms) {
+            rl_lease_plan plan = {.action = RL_LEASE_RENEW,
+                                  .expired = rl_lease_expired(e->leases->v, e->leases->n, now_us),
+                                  .found = at,
+                                  .end_us = now_us + renew_ms * 1000};
+            rl_lease_apply(e->leases, &plan, now_us);
+        } else {
+            rl_lease_remove(e->leases, at, now_us);
+        }
+        if (!entry_after_leases(e, now_us)) { /* nothing left to say: the entry goes */
+            rl_bundle_entry gone = *e;
+            memmove(e, e + 1, sizeof *e * (size_t)(b->n - k - 1));
+            b->n--;
+            RedisModule_Free(gone.w);
+            RedisModule_Free(gone.log);
+        }
+        int64_t expire_at_ms = 0;
+        for (int i = 0; i < b->n; i++)
+            if (b->e[i].expire_ms > expire_at_ms) expire_at_ms = b->e[i].expire_ms;
+        if (b->n == 0) {
+            RedisModule_DeleteKey(key);
+            if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", keyname);
+        } else {
+            rl_bundle_touched(ctx, key, keyname, b, rl_clock_expire_at_ms(expire_at_ms * 1000, 0));
+        }
+        return 1;
+    }
+    return 0;
+}

@@ -19,6 +19,9 @@ void rl_lease_ids_init(int deterministic) {
     if (!deterministic) RedisModule_GetRandomBytes((unsigned char *)&next_id, sizeof next_id);
 }
 
+uint64_t rl_lease_next_id(void) { return next_id; }
+void rl_lease_id_taken(void) { next_id++; }
+
 static const char *lease_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
     (void)err; /* every argument was checked by the parser */
     int dryrun = (p->req->flags & RL_F_DRYRUN) != 0;

@@ -258,6 +258,11 @@ static int64_t log_nth(void *arg, int64_t i) {
     return m.time_us;
 }
 
+/* The key's expiry: none for a key that does not exist, which a read-only open gives as no key at all. */
+static int64_t key_expire(const rl_pending *p) {
+    return p->key ? RedisModule_GetAbsExpire(p->key) : REDISMODULE_NO_EXPIRE;
+}
+
 /* A key's lock around the decision (algorithms/lockout.h): a lock that holds denies and nothing is written
  * (the attempt is not logged); else LOCKOUT may start one after a denial, or a record that says nothing any
  * more goes. The key lives until the later of the log's and the record's ends. */
@@ -283,7 +288,7 @@ static void prepare_lock(rl_pending *p, const log_reader *r, int64_t own_reset_u
                                              log->state_expire_after != r->lock.state_expire_ms));
     if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(now_us, p->reply.reset_after_us);
     p->changes |= log->lock_changes || log->lock_alone ||
-                  (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
+                  (p->reply.reset_after_ms > 0 && key_expire(p) != log->expire_at_ms);
 }
 
 const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_LEN]) {
@@ -333,7 +338,7 @@ const char *rl_log_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[RL_ERR_L
     if (p->reply.reset_after_ms > 0) log->expire_at_ms = rl_clock_expire_at_ms(p->req->now_us, p->reply.reset_after_us);
     p->creates = log->members == 0 && log->plan.add > 0 && !r.has_lock;
     p->changes = units > log->plan.keep || log->plan.add > 0 || future ||
-                 (p->reply.reset_after_ms > 0 && RedisModule_GetAbsExpire(p->key) != log->expire_at_ms);
+                 (p->reply.reset_after_ms > 0 && key_expire(p) != log->expire_at_ms);
     if (r.has_lock || (p->req->flags & RL_F_LOCKOUT))
         prepare_lock(p, &r, p->reply.reset_after_us, p->reply.reset_after_ms);
     return NULL;

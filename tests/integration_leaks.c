@@ -238,12 +238,27 @@ static void workload(server *s, redisContext *c) {
         "RL.RELEASE ll a-long-lease-id-kept-outside-the-lease-0001", "DEBUG RELOAD", "RL.LEASES llcopy",
         "RL.CLOCK ADVANCE 9500", "RL.ACQUIRE ll 4 1000 ID a-long-lease-id-kept-outside-the-lease-0003", "DEL llcopy",
         "RL.RESET ll",
+        /* Policies (RL.POLICY, RL.CHECK): every kind in one key; admitted, denied (each limit described again),
+         * DRYRUN and _RO; a lock started by a denial; a policy replaced (entries kept, dropped, started fresh) and
+         * replaced while a call holds it; leases released and renewed on the key; its errors; RL.SETSTATE of a
+         * good and a bad state; COPY, DEBUG RELOAD (the policies as aux data), RL.RESET, FLUSH */
+        "RL.POLICY SET pk LIMIT t TOKEN 3 1 1000 LIMIT w WINDOW 5 1000 SUBWINDOWS 4 LIMIT s SLIDINGLOG 4 1000 "
+        "LIMIT g SMOOTH 5 LIMIT q QUOTA 9 DAY LIMIT c CONCURRENCY 2 5000 LIMIT l LEAKY 3 1 1000 NODELAY LOCKOUT 500",
+        "RL.CHECK pk p1", "RL.CHECK pk p1 COST 2", "RL.CHECK pk p1 COST 9", "RL.CHECK pk p1", "RL.CHECK pk p1 DRYRUN",
+        "RL.CHECK_RO pk p1", "RL.CHECK_RO pk p3", "RL.CHECK pk p2 COST 0", "RL.LEASES p1", "RL.RELEASE p1 nobody",
+        "RL.POLICY SET pk LIMIT t TOKEN 9 1 1000 LIMIT s WINDOW 5 1000 LIMIT c CONCURRENCY 3 5000 LIMIT new TOKEN 2 1 10",
+        "RL.CHECK pk p1", "COPY p1 p1copy", "DEBUG RELOAD", "RL.POLICY LIST", "RL.CHECK pk p1copy", "RL.CHECK pk str",
+        "RL.CHECK nosuch p1", "RL.CHECK pk p1 COST x", "RL.CHECK_RO pk p1 WAIT 5", "RL.POLICY SET bad LIMIT a TOKEN 0 1 1",
+        "RL.POLICY SET other LIMIT a TOKEN 1 1 1000", "RL.CHECK other p1", "RL.POLICY GET pk", "RL.POLICY DEL other",
+        "RL.SETSTATE pbad \x50\x01a\x01", "RL.CLOCK ADVANCE 6000", "RL.CHECK pk p1", "RL.RESET p1 p1copy",
+        "RL.POLICY FLUSH",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
-    /* the lease lines took their paths, not only their errors */
+    /* the lease and policy lines took their paths, not only their errors */
     static const char *const taken[] = {"acquire_admitted", "acquire_denied", "acquire_errors", "acquire_ro_admitted",
                                         "acquire_ro_denied", "release_released", "release_missing", "renew_renewed",
-                                        "renew_missing", "release_errors", "renew_errors"};
+                                        "renew_missing", "release_errors", "renew_errors", "check_admitted",
+                                        "check_denied", "check_errors", "check_ro_admitted", "check_ro_errors"};
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
         char field[64];
         snprintf(field, sizeof field, "ratelimit_%s", taken[i]);

@@ -361,6 +361,25 @@ static void test_log_block(void) {
 
 /* RL.ALL with a SLIDINGLOG clause that locks: a denied call logs no attempt (RL.ALL's rule), and writes the lock
  * member alone; the other key is untouched. */
+/* A look (DRYRUN, _RO, RL.ALL_RO) with LOCKOUT at a log that does not exist: a read-only open gives no key at
+ * all, whose expiry the storage must not ask for (it did: the server crashed). It answers, writes nothing. */
+static void test_log_look_missing(void) {
+    freeReplyObject(cmd(c, "DEL {m}log {m}tok"));
+    static const char *const looks[] = {
+        "RL.SLIDINGLOG_RO {m}log 5 1000 LOCKOUT 100",
+        "RL.SLIDINGLOG {m}log 5 1000 LOCKOUT 100 DRYRUN",
+        "RL.ALL_RO 2 {m}log {m}tok LIMIT SLIDINGLOG 5 1000 LOCKOUT 100 LIMIT TOKEN 10 1 1000",
+    };
+    for (size_t i = 0; i < sizeof looks / sizeof looks[0]; i++) {
+        redisReply *x = cmdline(c, "%s", looks[i]);
+        if (!CHECK(x && x->type == REDIS_REPLY_ARRAY && x->elements >= 5 &&
+                   (x->element[0]->type != REDIS_REPLY_INTEGER || x->element[0]->integer == 1)))
+            fprintf(stderr, "     %s\n", looks[i]);
+        freeReplyObject(x);
+    }
+    CHECK_EQ(cmd_int(c, "EXISTS {m}log {m}tok"), 0);
+}
+
 static void test_log_all(void) {
     freeReplyObject(cmd(c, "DEL {b}log {b}tok"));
     clock_set(T0);
@@ -747,7 +766,7 @@ static void test_stop_replica(void) {
 
 int main(void) {
     static const suite_test tests[] = {test_start_replica, test_log_lock_starts, test_log_flood,
-        test_log_escalation, test_log_lock_member_counts_nothing, test_log_block, test_log_all,
+        test_log_escalation, test_log_lock_member_counts_nothing, test_log_block, test_log_look_missing, test_log_all,
         test_leases_blocked, test_leases_wait, test_leases_copy_reload, test_leases_crafted_lock, test_quota,
         test_persistence_replica_reload, test_stop_replica, test_aof, NULL};
     return server_suite("integration_lockout_log", &srv, &c, tests);

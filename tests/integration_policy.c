@@ -92,6 +92,9 @@ static int same_reply(const redisReply *a, const redisReply *b) {
     switch (a->type) {
     case REDIS_REPLY_INTEGER: return a->integer == b->integer;
     case REDIS_REPLY_NIL: return 1;
+    /* A lease id (a concurrency limit's seventh field): made from one counter of the server, so RL.CHECK's and
+     * RL.ALL's differ; either both took one or neither did. */
+    case REDIS_REPLY_STRING: return (a->len > 0) == (b->len > 0);
     case REDIS_REPLY_ARRAY:
         if (a->elements != b->elements) return 0;
         for (size_t i = 0; i < a->elements; i++)
@@ -175,8 +178,8 @@ static int check_error_prefix(redisContext *ctx, const char *prefix, const char 
 
 /* --- policies as the test models them --------------------------------------------------------------------- */
 
-enum { K_TOKEN, K_LEAKY, K_WINDOW, K_SMOOTH, K_QUOTA, KINDS };
-static const char *const kind_word[KINDS] = {"TOKEN", "LEAKY", "WINDOW", "SMOOTH", "QUOTA"};
+enum { K_TOKEN, K_LEAKY, K_WINDOW, K_SMOOTH, K_QUOTA, K_SLIDINGLOG, K_CONCURRENCY, KINDS };
+static const char *const kind_word[KINDS] = {"TOKEN", "LEAKY", "WINDOW", "SMOOTH", "QUOTA", "SLIDINGLOG", "CONCURRENCY"};
 
 /* A limit: its name, kind, spec (an RL.ALL clause without LIMIT), which reference key holds its twin (a new
  * one whenever the limit starts fresh), and the spec of the twin's last write ("" while it has none), whose
@@ -227,6 +230,14 @@ static void random_spec(int kind, char *out, size_t n) {
         if (rng() % 3 == 0) ADD(" WARMUP %lld", (long long)rng_range(1000, 5000));
         else if (rng() % 2) ADD(" MAXBURST %lld", (long long)rng_range(0, 2000));
         if (rng() % 2) ADD(" MAXWAIT %lld", (long long)rng_range(0, 1000)); /* else it never denies */
+        break;
+    case K_CONCURRENCY: /* (COST from 1, and neither LOCKOUT nor FORCE: RL.ACQUIRE's options) */
+        ADD(" %lld %lld", (long long)rng_range(1, 5), (long long)rng_range(200, 3000));
+        if (rng() % 4 == 0) ADD(" COST %lld", (long long)rng_range(1, 2));
+        return;
+    case K_SLIDINGLOG:
+        ADD(" %lld %lld", (long long)rng_range(1, 8), (long long)rng_range(300, 4000));
+        if (rng() % 4 == 0) ADD(" MINGAP %lld", (long long)rng_range(1, 300));
         break;
     default:
         ADD(" %lld %s", (long long)rng_range(3, 40), (const char *[]){"DAY", "WEEK", "MONTH"}[rng() % 3]);
@@ -681,8 +692,7 @@ static void policy_set_errors(void) {
     /* What the interface only says the error names: the argument, or the limit. */
     static const bad_case named[] = {
         {"RL.POLICY SET er LIMIT a TOKEN 10 1", "ERR LIMIT 1 (a): "},
-        {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT log SLIDINGLOG 5 1000", "ERR LIMIT 2 (log): "},
-        {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT lease CONCURRENCY 3 10000", "ERR LIMIT 2 (lease): "},
+        {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 LIMIT lease CONCURRENCY 3 10000 ID x", "ERR LIMIT 2 (lease): ID: "},
         {"RL.POLICY SET er LIMIT a BUCKET 5 1 1000", "ERR LIMIT 1 (a): "},
         {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 REFUND 1", "ERR LIMIT 1 (a): "},
         {"RL.POLICY SET er LIMIT a TOKEN 10 1 1000 ATMOST", "ERR LIMIT 1 (a): "},
@@ -1097,6 +1107,68 @@ static void test_wait(void) {
                "LIMIT one TOKEN 1 1 100 LIMIT min WINDOW 10 60000 FIXED", 2);
 }
 
+/* --- 6b. A concurrency limit's leases -------------------------------------------------------------------------- */
+
+/* The lease id a reply's limit l carries (its seventh field), into out; "" when none. */
+static void lease_of_reply(const redisReply *r, int l, char *out, size_t n) {
+    out[0] = '\0';
+    const redisReply *lr = r && r->type == REDIS_REPLY_ARRAY && (size_t)(3 + l) < r->elements ? r->element[3 + l] : NULL;
+    if (lr && lr->type == REDIS_REPLY_ARRAY && lr->elements == 7 && lr->element[6]->type == REDIS_REPLY_STRING)
+        snprintf(out, n, "%.*s", (int)lr->element[6]->len, lr->element[6]->str);
+}
+
+/* RL.CHECK under a policy with a CONCURRENCY limit takes leases whose ids its reply carries; RL.LEASES lists them,
+ * RL.RELEASE ends one (the slot is free at once), RL.RENEW moves its end; a waiter is admitted by a release;
+ * RL.RESET forgets every limit. */
+static void test_leases(void) {
+    clock_set(T0);
+    freeReplyObject(cmd(c, "DEL ls:k"));
+    CHECK(cmd_long_ok(c, "RL.POLICY SET ls LIMIT jobs CONCURRENCY 2 10000 LIMIT rate TOKEN 100 1 1000"));
+    char id1[80], id2[80], none[80];
+    redisReply *r = cmd(c, "RL.CHECK ls ls:k");
+    CHECK(is_all_reply(r, 2) && top(r, 0) == 1 && lim(r, 0, F_REMAINING) == 1);
+    lease_of_reply(r, 0, id1, sizeof id1);
+    freeReplyObject(r);
+    r = cmd(c, "RL.CHECK ls ls:k");
+    lease_of_reply(r, 0, id2, sizeof id2);
+    freeReplyObject(r);
+    r = cmd(c, "RL.CHECK ls ls:k");
+    CHECK(is_all_reply(r, 2) && top(r, 0) == 0 && lim(r, 0, F_REMAINING) == 0 && lim(r, 1, F_REMAINING) == 98);
+    lease_of_reply(r, 0, none, sizeof none);
+    freeReplyObject(r);
+    CHECK(id1[0] && id2[0] && strcmp(id1, id2) != 0 && none[0] == '\0'); /* a denial takes no lease */
+    redisReply *ls = cmd(c, "RL.LEASES ls:k");
+    CHECK(ls && ls->type == REDIS_REPLY_ARRAY && ls->elements == 2 && ls->element[0]->elements == 3 &&
+          strcmp(ls->element[0]->element[0]->str, id1) == 0 && ls->element[0]->element[2]->integer == 10000);
+    freeReplyObject(ls);
+
+    /* A waiter, admitted by a release. */
+    redisContext *w = send_alone(srv, "RL.CHECK ls ls:k WAIT 60000");
+    CHECK(wait_for_waiting(c, 1));
+    CHECK_EQ(cmd_int(c, "RL.RELEASE ls:k %s", id1), 1);
+    redisReply *x = reply_within(w, 5000);
+    CHECK(is_all_reply(x, 2) && top(x, 0) == 1);
+    if (x) freeReplyObject(x);
+    redisFree(w);
+    CHECK_EQ(cmd_int(c, "RL.RELEASE ls:k %s", id1), 0); /* released already */
+
+    clock_advance(4000);
+    CHECK_EQ(cmd_int(c, "RL.RENEW ls:k %s 60000", id2), 1);
+    ls = cmd(c, "RL.LEASES ls:k");
+    int found = 0;
+    for (size_t i = 0; ls && ls->type == REDIS_REPLY_ARRAY && i < ls->elements; i++)
+        if (strcmp(ls->element[i]->element[0]->str, id2) == 0) found = ls->element[i]->element[2]->integer == 60000;
+    CHECK(found);
+    freeReplyObject(ls);
+    clock_advance(10000); /* the waiter's lease has ended; id2's holds */
+    r = cmd(c, "RL.CHECK ls ls:k COST 0");
+    CHECK(is_all_reply(r, 2) && lim(r, 0, F_REMAINING) == 1);
+    freeReplyObject(r);
+    CHECK_EQ(cmd_int(c, "RL.RESET ls:k"), 1);
+    CHECK_EQ(cmd_int(c, "EXISTS ls:k"), 0);
+    CHECK_EQ(cmd_int(c, "RL.POLICY DEL ls"), 1);
+}
+
 /* --- 7. LOCKOUT ---------------------------------------------------------------------------------------------- */
 
 static void test_lockout(void) {
@@ -1202,6 +1274,6 @@ static void test_key_type(void) {
 int main(void) {
     static const suite_test tests[] = {test_traces, test_live_replacement, test_shadow, test_errors,
         test_get_list_del_flush, test_reload_and_restart, test_aof, test_replica, test_read_only, test_lockout,
-        test_key_type, test_wait, NULL};
+        test_key_type, test_leases, test_wait, NULL};
     return server_suite("integration_policy", &srv, &c, tests);
 }
