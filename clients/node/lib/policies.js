@@ -17,11 +17,11 @@ function policySetArgs(name, limits, { shadow = false } = {}) {
   return args;
 }
 
-// Store (or replace, atomically) the policy `name`: 1 to 16 [limitName, spec] pairs, each spec a token,
-// leaky, window, smooth or quota (the module refuses slidingLog and concurrency, naming the limit). A
-// spec's own cost fixes that limit's cost. shadow: true evaluates the policy without ever denying. Keys
-// already checked move to the new limits at their next check, keeping the state of each limit that keeps
-// its name and kind.
+// Store (or replace, atomically) the policy `name`: 1 to 16 [limitName, spec] pairs, specs of any kind (a
+// concurrency spec without leaseId: each lease check() takes gets an id made by the module). A spec's own
+// cost fixes that limit's cost. shadow: true evaluates the policy without ever denying. Keys already
+// checked move to the new limits at their next check, keeping the state of each limit that keeps its name
+// and kind.
 async function policySet(redis, name, limits, opts = {}) {
   const [command, ...args] = policySetArgs(name, limits, opts);
   await redis.call(command, ...args);
@@ -60,7 +60,8 @@ function checkArgs(policy, key, { cost = 1, dryrun = false, readonly = false, wa
 // Apply every limit of the stored policy to `key` (RL.CHECK), all or nothing: RL.ALL's answer. cost is
 // every limit's but one whose spec fixes its own; dryrun and readonly (RL.CHECK_RO, for replicas) only
 // report; waitMs waits server-side until every limit admits. Under a SHADOW policy `allowed` is always
-// true and each limit's result says what it really decided.
+// true and each limit's result says what it really decided. A concurrency limit's result has `lease`: give
+// it back with release(redis, key, lease), or renew it, on the same key.
 async function check(redis, policy, key, opts = {}) {
   const [command, ...args] = checkArgs(policy, key, opts);
   return parseAll(await redis.call(command, ...args));

@@ -7,8 +7,9 @@
 
 const { test, before, after, beforeEach } = require('node:test');
 const assert = require('node:assert/strict');
-const { token, leaky, window, slidingLog, smooth, quota, lockout, limitAll, policySet, policyGet, policyDel,
-  policyList, policyFlush, check, policySetArgs, checkArgs, parsePolicy } = require('..');
+const { token, leaky, window, slidingLog, smooth, quota, concurrency, lockout, limitAll, leases, release, renew,
+  policySet, policyGet, policyDel, policyList, policyFlush, check, policySetArgs, checkArgs,
+  parsePolicy } = require('..');
 const { client, fresh, waitBlocked } = require('./support');
 
 let redis;
@@ -72,7 +73,8 @@ test('every kind and option reads back', async () => {
     ['l', leaky(5, 1, 200, { nodelay: true, force: true })],
     ['w', window(6, 60000, { subwindows: 6 })], ['f', window(9, 1000, { fixed: true, lockout: lockout(10) })],
     ['g', smooth(5.5, { warmupMs: 4000, coldfactor: 2.5, maxwaitMs: 100 })], ['b', smooth(2, { maxburstMs: 0 })],
-    ['q', quota(1000, 'DAY', { offsetMinutes: 60, lockout: lockout(1000, { forgiveMs: 2000 }) })]];
+    ['q', quota(1000, 'DAY', { offsetMinutes: 60, lockout: lockout(1000, { forgiveMs: 2000 }) })],
+    ['s', slidingLog(5, 1000, { mingapMs: 10, lockout: lockout(20) })], ['c', concurrency(3, 30000, { cost: 2 })]];
   await policySet(redis, 'all-kinds_1', limits);
   assert.deepEqual(await policyGet(redis, 'all-kinds_1'), { name: 'all-kinds_1', shadow: false, limits });
 });
@@ -85,7 +87,7 @@ test('bad input is the server\'s error and changes nothing', async () => {
     ['api', Array.from({ length: 17 }, (_, i) => [`l${i}`, BURST]), /ERR LIMIT: a policy needs 1 to 16 limits/],
     ['api', [['a', BURST], ['burst', HOUR], ['burst', BURST]], /ERR LIMIT 3 \(burst\): limit name used twice/],
     ['api', [['a', BURST], ['burst', token(0, 1, 1000)]], /ERR LIMIT 2 \(burst\): capacity: /],
-    ['api', [['log', slidingLog(5, 1000)]], /ERR LIMIT 1 \(log\): /]];
+    ['api', [['jobs', concurrency(3, 30000, { leaseId: 'x' })]], /ERR LIMIT 1 \(jobs\): ID: /]];
   for (const [name, limits, error] of cases) {
     await assert.rejects(policySet(redis, name, limits), error, String(error));
   }
@@ -129,7 +131,8 @@ test('DRYRUN and _RO write nothing; a limit\'s own COST; WAIT', async () => {
     const answer = check(waiter, 'api', 'u3', { waitMs: 600000 });
     assert.equal(await waitBlocked(redis, 1), true, 'the waiter never blocked');
     await redis.call('RL.CLOCK', 'ADVANCE', 1000);
-    assert.deepEqual(await answer, all(true, -1, 44000, [result(true, 3, 0, -1, 3000, 0), result(true, 5, 1, -1, 44000, 0)]));
+    assert.deepEqual(await answer,
+      all(true, -1, 44000, [result(true, 3, 0, -1, 3000, 0), result(true, 5, 1, -1, 44000, 0)]));
   } finally {
     waiter.disconnect();
   }
@@ -149,6 +152,43 @@ test('errors name the policy and change nothing', async () => {
   assert.equal(await policyDel(redis, 'api'), true); // the key keeps its state, and answers no such policy
   await assert.rejects(check(redis, 'api', 'u1'), /ERR policy 'api': no such policy/);
   assert.equal(await redis.exists('u1'), 1);
+});
+
+test('a sliding log answers what RL.ALL answers', async () => {
+  const limits = [['log', slidingLog(3, 1000)], ['burst', token(5, 1, 1000)]];
+  await policySet(redis, 'strict', limits);
+  const onKeys = [['{x}:1', limits[0][1]], ['{x}:2', limits[1][1]]];
+  for (const [cost, later] of [[1, 0], [2, 100], [1, 100], [0, 0], [1, 500], [2, 400], [1, 0], [4, 0], [1, 1000]]) {
+    for (const opts of [{ dryrun: true }, { readonly: true }, {}]) {
+      assert.deepEqual(await check(redis, 'strict', 'u1', { cost, ...opts }),
+        await limitAll(redis, onKeys, { cost, ...opts }), `cost ${cost}`);
+    }
+    await redis.call('RL.CLOCK', 'ADVANCE', later);
+  }
+});
+
+test('a concurrency limit takes leases on the key', async () => {
+  await policySet(redis, 'jobs', [['rate', token(10, 1, 1000)], ['jobs', concurrency(2, 30000)]]);
+  const first = (await check(redis, 'jobs', 'u1')).limits[1];
+  assert.equal(typeof first.lease, 'string');
+  assert.deepEqual(first, { ...result(true, 2, 1, -1, 30000, 0), lease: first.lease });
+  assert.equal((await check(redis, 'jobs', 'u1', { dryrun: true })).limits[1].lease, null); // a look takes none
+  const second = (await check(redis, 'jobs', 'u1')).limits[1].lease;
+  assert.deepEqual(await leases(redis, 'u1'),
+    [{ leaseId: first.lease, units: 1, ttlMs: 30000 }, { leaseId: second, units: 1, ttlMs: 30000 }]);
+  const denied = await check(redis, 'jobs', 'u1');
+  assert.deepEqual([denied.allowed, denied.retryAfterMs], [false, 30000]);
+  assert.deepEqual(denied.limits[1], { ...result(false, 2, 0, 30000, 30000, 0), lease: null });
+  assert.equal(denied.limits[0].remaining, 8); // the denial took nothing from the bucket either
+  assert.equal(await renew(redis, 'u1', second, 5000), true);
+  // Taken in the same µs (the frozen clock), the leases are listed by their end: the renewed one first.
+  assert.deepEqual(await leases(redis, 'u1'),
+    [{ leaseId: second, units: 1, ttlMs: 5000 }, { leaseId: first.lease, units: 1, ttlMs: 30000 }]);
+  assert.equal(await release(redis, 'u1', first.lease), true);
+  assert.equal(await release(redis, 'u1', first.lease), false);
+  const third = await check(redis, 'jobs', 'u1');
+  assert.deepEqual([third.allowed, third.limits[1].remaining], [true, 0]);
+  assert.equal((await leases(redis, 'u1')).length, 2);
 });
 
 test('SHADOW never denies and keeps the state right; a live change moves the key', async () => {

@@ -32,11 +32,11 @@ def policy_set_args(name: str, limits: Sequence[Tuple[str, object]], shadow: boo
 
 
 def policy_set(client, name: str, limits: Sequence[Tuple[str, object]], shadow: bool = False) -> None:
-    """Store (or replace, atomically) the policy `name`: 1 to 16 (limit name, spec) pairs, each spec a
-    Token, Leaky, Window, Smooth or Quota (the module refuses SlidingLog and Concurrency, naming the
-    limit). A spec's own `cost` fixes that limit's cost. shadow=True evaluates the policy without ever
-    denying. Keys already checked move to the new limits at their next check, keeping the state of each
-    limit that keeps its name and kind."""
+    """Store (or replace, atomically) the policy `name`: 1 to 16 (limit name, spec) pairs, specs of any
+    kind (a Concurrency without lease_id: each lease check() takes gets an id made by the module). A
+    spec's own `cost` fixes that limit's cost. shadow=True evaluates the policy without ever denying.
+    Keys already checked move to the new limits at their next check, keeping the state of each limit
+    that keeps its name and kind."""
     client.execute_command(*policy_set_args(name, limits, shadow))
 
 
@@ -82,7 +82,8 @@ def check(client, policy: str, key: str, cost: int = 1, dryrun: bool = False, re
     RL.ALL, one Result per limit in the policy's order. cost is every limit's but one whose spec fixes
     its own; dryrun=True and readonly=True (RL.CHECK_RO, for replicas) only report; wait_ms waits
     server-side until every limit admits. Under a SHADOW policy `allowed` is always True and each
-    limit's Result says what it really decided."""
+    limit's Result says what it really decided. A Concurrency limit's result is an AcquireResult: give
+    its lease back with release(client, key, lease), or renew it, on the same key."""
     return parse_all(client.execute_command(*check_args(policy, key, cost, dryrun, readonly, wait_ms)))
 
 

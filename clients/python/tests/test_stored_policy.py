@@ -10,9 +10,9 @@ import unittest
 import redis
 from support import RedisCase, client
 
-from redis_ratelimit import (AllResult, Leaky, Lockout, Quota, Result, SlidingLog, Smooth, StoredPolicy, Token,
-                             Window, check, limit_all, policy_del, policy_flush, policy_get, policy_list,
-                             policy_set)
+from redis_ratelimit import (AcquireResult, AllResult, Concurrency, Lease, Leaky, Lockout, Quota, Result, SlidingLog,
+                             Smooth, StoredPolicy, Token, Window, check, leases, limit_all, policy_del, policy_flush,
+                             policy_get, policy_list, policy_set, release, renew)
 from redis_ratelimit.stored_policy import check_args, parse_policy, policy_set_args
 
 BURST, HOUR = Token(3, 1, 1000), Window(5, 60_000, fixed=True)
@@ -87,7 +87,8 @@ class Store(PolicyCase):
                   ("l", Leaky(5, 1, 200, nodelay=True, force=True)),
                   ("w", Window(6, 60000, subwindows=6)), ("f", Window(9, 1000, fixed=True, lockout=Lockout(10))),
                   ("g", Smooth(5.5, warmup_ms=4000, coldfactor=2.5, maxwait_ms=100)), ("b", Smooth(2, maxburst_ms=0)),
-                  ("q", Quota(1000, "DAY", offset_minutes=60, lockout=Lockout(1000, forgive_ms=2000)))]
+                  ("q", Quota(1000, "DAY", offset_minutes=60, lockout=Lockout(1000, forgive_ms=2000))),
+                  ("s", SlidingLog(5, 1000, mingap_ms=10, lockout=Lockout(20))), ("c", Concurrency(3, 30000, cost=2))]
         policy_set(self.r, "all-kinds_1", limits)
         self.assertEqual(policy_get(self.r, "all-kinds_1"), StoredPolicy("all-kinds_1", limits))
 
@@ -104,7 +105,7 @@ class Store(PolicyCase):
                  ("api", [("a", BURST), ("burst", HOUR), ("burst", BURST)],
                   r"^LIMIT 3 \(burst\): limit name used twice"),
                  ("api", [("a", BURST), ("burst", Token(0, 1, 1000))], r"^LIMIT 2 \(burst\): capacity: "),
-                 ("api", [("log", SlidingLog(5, 1000))], r"^LIMIT 1 \(log\): "),
+                 ("api", [("jobs", Concurrency(3, 30000, lease_id="x"))], r"^LIMIT 1 \(jobs\): ID: "),
                  ("api", [("bad name", BURST)], r"^LIMIT 1"), ("api", [("x" * 33, BURST)], r"^LIMIT 1")]
         for name, limits, error in cases:
             with self.subTest(name=name, limits=limits), self.assertRaisesRegex(redis.ResponseError, error):
@@ -184,6 +185,40 @@ class Check(PolicyCase):
         with self.assertRaisesRegex(redis.ResponseError, r"^policy 'api': no such policy"):
             check(self.r, "api", "u1")
         self.assertEqual(self.r.exists("u1"), 1)
+
+
+class LogsAndLeases(PolicyCase):
+    def test_a_sliding_log_answers_what_rl_all_answers(self):
+        limits = [("log", SlidingLog(3, 1000)), ("burst", Token(5, 1, 1000))]
+        policy_set(self.r, "strict", limits)
+        for cost, later in [(1, 0), (2, 100), (1, 100), (0, 0), (1, 500), (2, 400), (1, 0), (4, 0), (1, 1000)]:
+            with self.subTest(cost=cost):
+                for kw in ({"dryrun": True}, {"readonly": True}, {}):
+                    on_keys = [("{x}:1", limits[0][1]), ("{x}:2", limits[1][1])]
+                    self.assertEqual(check(self.r, "strict", "u1", cost=cost, **kw),
+                                     limit_all(self.r, on_keys, cost=cost, **kw))
+            self.advance(later)
+
+    def test_a_concurrency_limit_takes_leases_on_the_key(self):
+        policy_set(self.r, "jobs", [("rate", Token(10, 1, 1000)), ("jobs", Concurrency(2, 30000))])
+        first = check(self.r, "jobs", "u1").limits[1]
+        self.assertIsInstance(first.lease, str)
+        self.assertEqual(first, AcquireResult(True, 2, 1, -1, 30000, 0, first.lease))
+        self.assertIsNone(check(self.r, "jobs", "u1", dryrun=True).limits[1].lease)  # a look takes no lease
+        second = check(self.r, "jobs", "u1").limits[1].lease
+        self.assertEqual(leases(self.r, "u1"), [Lease(first.lease, 1, 30000), Lease(second, 1, 30000)])
+        denied = check(self.r, "jobs", "u1")
+        self.assertEqual((denied.allowed, denied.retry_after_ms), (False, 30000))
+        self.assertEqual(denied.limits[1], AcquireResult(False, 2, 0, 30000, 30000, 0, None))
+        self.assertEqual(denied.limits[0].remaining, 8)  # the denial took nothing from the bucket either
+        self.assertTrue(renew(self.r, "u1", second, 5000))
+        # Taken in the same µs (the frozen clock), the leases are listed by their end: the renewed one first.
+        self.assertEqual(leases(self.r, "u1"), [Lease(second, 1, 5000), Lease(first.lease, 1, 30000)])
+        self.assertTrue(release(self.r, "u1", first.lease))
+        self.assertFalse(release(self.r, "u1", first.lease))
+        third = check(self.r, "jobs", "u1")
+        self.assertEqual((third.allowed, third.limits[1].remaining), (True, 0))
+        self.assertEqual(len(leases(self.r, "u1")), 2)
 
 
 class Shadow(PolicyCase):
