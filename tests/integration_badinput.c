@@ -2906,9 +2906,9 @@ static int name_ok(const unsigned char *s, size_t len, size_t max) {
     return 1;
 }
 
-/* A name's bytes are read only where the body has them. Until the module checks the length first, a name
- * that runs past the body may be judged by bytes after it (the expiry): "bad limit name" is then allowed too. */
-#define NAME_PAST_END_ALLOWS PR_NAME
+/* A name's bytes are read only where the body has them: a name that runs past the body is "truncated", whatever
+ * the bytes after the body (the expiry) are. */
+#define NAME_PAST_END_ALLOWS 0
 
 #define MAX_ENTRY_EXPIRE_MS (MAX_TIME_MS * 4)
 
@@ -3169,6 +3169,14 @@ static void test_policy_blobs(void) {
     for (int delta = -1; delta <= 1; delta += 2) { /* the name's length one off: the rest read out of step */
         pb_of(&x, "hv", all + 1, 1, FAR_EXPIRY);
         x.b[6] = (unsigned char)(x.b[6] + delta);
+        blob_refused("bi:chk", &x);
+    }
+    /* a name that runs past the body, into the expiry's bytes (not valid characters, then valid ones) */
+    for (int k = 0; k < 2; k++) {
+        pb_head(&x, "hv", 2, 1);
+        pb_byte(&x, 'T');
+        pb_byte(&x, 8);
+        pb_le(&x, k ? 0x6161616161616161ULL : 0x0101010101010101ULL);
         blob_refused("bi:chk", &x);
     }
     /* words: more than any state (65, 255), a count its state does not have, none and no record */
@@ -3495,6 +3503,70 @@ static void test_policy_rdb(void) {
     freeReplyObject(r);
 }
 
+/* Errors a policy makes long are answered whole: a limiter's longest message after a limit's number and name
+ * (a 6-character name at LIMIT 1, the longest at LIMIT 16), and the other-policy error between two names of
+ * 64 characters. */
+static void test_policy_long_errors(void) {
+    static const char *const name32 = "limit-name-of-thirty-two-chars-x";
+    argv_t a;
+    a_policy_set(&a, "bp");
+    a_words(&a, "LIMIT second TOKEN 1001 1 1000000000");
+    char expected[400];
+    snprintf(expected, sizeof expected, "ERR LIMIT 1 (second): %s", cmds[0].combo_error + 4);
+    expect_error(&a, expected);
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS - 1);
+    a_str(&a, "LIMIT");
+    a_str(&a, name32);
+    a_words(&a, "LEAKY 1001 1 1000000000");
+    snprintf(expected, sizeof expected, "ERR LIMIT 16 (%s): %s", name32, cmds[1].combo_error + 4);
+    expect_error(&a, expected);
+    static const char *const pa = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                             *pz = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s LIMIT a TOKEN 10 1 1000", pa));
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s LIMIT a TOKEN 10 1 1000", pz));
+    freeReplyObject(cmd(c, "RL.CHECK %s pl:long", pa));
+    a_reset(&a);
+    a_str(&a, "RL.CHECK");
+    a_str(&a, pz);
+    a_str(&a, "pl:long");
+    snprintf(expected, sizeof expected, "ERR key was checked under policy '%s', not '%s'", pa, pz);
+    expect_error(&a, expected);
+    CHECK_EQ(cmd_int(c, "DEL pl:long"), 1);
+    CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", pa), 1);
+    CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", pz), 1);
+}
+
+/* Every key a command wrote loads back: each key's DUMP is taken by RESTORE (the RDB's loader), and DEBUG
+ * RELOAD succeeds. First a lease renewed after the clock went back (its end before its acquisition). */
+static void test_every_key_loads(void) {
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
+    freeReplyObject(cmd(c, "RL.ACQUIRE lr:back 10 1000000 ID x"));
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0 - 500000));
+    CHECK_EQ(cmd_int(c, "RL.RENEW lr:back x 1000"), 1);
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
+    redisReply *keys = cmd(c, "KEYS *");
+    long long refused = 0;
+    for (size_t i = 0; keys->type == REDIS_REPLY_ARRAY && i < keys->elements; i++) {
+        const redisReply *k = keys->element[i];
+        redisReply *d = cmd(c, "DUMP %b", k->str, k->len);
+        if (d->type == REDIS_REPLY_STRING) {
+            redisReply *r = cmd(c, "RESTORE rl:reload-copy 0 %b REPLACE", d->str, d->len);
+            if (!reply_is_status(r, "OK") && refused++ < 5) {
+                redisReply *t = cmd(c, "TYPE %b", k->str, k->len);
+                fprintf(stderr, "     %.*s (%s): its DUMP is refused: %s\n", (int)k->len, k->str, t->str, r->str);
+                freeReplyObject(t);
+            }
+            freeReplyObject(r);
+        }
+        freeReplyObject(d);
+    }
+    freeReplyObject(keys);
+    freeReplyObject(cmd(c, "DEL rl:reload-copy"));
+    CHECK_EQ(refused, 0);
+    if (!CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"))) print_log_tail(4);
+}
+
 /* --- random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md -------------------
  * RL.POLICY SET vectors of 0 to 17 limits of TOKEN, LEAKY and WINDOW clauses (numbers at the edges, options
  * repeated, conflicting, missing their values, others' options, junk, unknown kinds, bad and repeated names),
@@ -3552,7 +3624,7 @@ static pmodel pmodels[] = {{"bp", 2, 1, BP_LIMITS, 0}, {"bp2", 3, 1, 1, 1}, {"rp
 static const bin set_names[] = {B("rp"), B("rq"), B("Rp-_9"), B(P64), B(P64 "P"), B(""), B("a.b"), B("\xff"), B("r p")};
 static const bin check_names[] = {B("bp"), B("bp2"), B("rp"), B("rq"), B(P64), B("nosuch"), B(""), B("b\0p"), B(P64 "P")};
 static const bin limit_names[] = {B("a"), B("b"), B("sec"), B("A"), B("l-_"), B(""), B("x.y"), B("\r\n"),
-                                  B("lllllllllllllllllllllllllllllllll")};
+                                  B("lllllllllllllllllllllllllllllllll"), B("llllllllllllllllllllllllllllllll")};
 #define NKEYS_P 6
 static const bin pkeys[NKEYS_P] = {B("fp:0"), B("fp:1"), B("fp:2"), B("fp:\0\r\n"), B("fp:str"), B("fp:tok")};
 static char key_owner[NKEYS_P][80]; /* the policy a key of type rl-checks was created under */
@@ -4195,7 +4267,9 @@ int main(void) {
     test_blob_mutations();
     test_policy_fuzz();
     test_policy_rdb();
+    test_policy_long_errors();
     test_fuzz();
+    test_every_key_loads();
     if (!connection_lost) CHECK(cmd_status_is(c, "PONG", "PING"));
     printf("  %lld table cases, %lld random vectors (%lld errors, %lld replies)\n", cases_tried, fuzz_tried, fuzz_errors,
            fuzz_ok);

@@ -24,7 +24,8 @@
  *     without undefined behaviour and answers 0 or a well-formed error;
  *   - every error (the parser's, validate's, and the clause's as rl_name_clause numbers it for LIMIT 1 to 16):
  *     "ERR " first, NUL-terminated within RL_ERR_LEN, printable ASCII, not cut short (the numbered message is
- *     "ERR LIMIT i: " and the whole message after its "ERR ");
+ *     "ERR LIMIT i: " and the whole message after its "ERR "), and with room for RL.POLICY SET's longer
+ *     "ERR LIMIT 16 (<a 32-character name>): " before it;
  *   - RL.CHECK's options: cost within COST's range (1 without it), the timeout within WAIT's, flags only of
  *     the three options (and not DRYRUN or WAIT for RL.CHECK_RO);
  *   - a state's entry: words() reads the first word alone and answers 1 to 64; cell_valid and rl_lock_valid
@@ -85,8 +86,19 @@ static size_t check_error(const char *err, const char *what) {
     return len;
 }
 
+/* The clause's error as RL.POLICY SET names it for limit i (0-based) of a name of up to 32 characters
+ * (module/policy.c: "ERR LIMIT i+1 (name): " and the rest): there must be room for it whole. */
+static void check_room_for_name(const char *err, int i) {
+    char head[64];
+    int hl = snprintf(head, sizeof head, "ERR LIMIT %d (%s): ", i + 1, "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
+    size_t rest = strlen(err) - 4;
+    REQUIRE((size_t)hl + rest < RL_ERR_LEN, "\"%s\" after a limit's number and longest name takes %zu characters, "
+            "more than an error holds (%d)", err, (size_t)hl + rest, RL_ERR_LEN - 1);
+}
+
 /* The clause's error as RL.POLICY SET numbers it for limit i (0-based): "ERR LIMIT i+1: " and the rest whole. */
 static void check_numbered(const char *err, int i) {
+    check_room_for_name(err, i);
     char numbered[RL_ERR_LEN], head[24];
     memcpy(numbered, err, RL_ERR_LEN);
     rl_name_clause(numbered, i);
