@@ -18,7 +18,16 @@
  *     checked against a reference reading of docs/commands.md: the exact error, or a well-formed reply
  *     whose fields agree with the request (RL.ACQUIRE's lease among them); the key unchanged after every
  *     error, every DRYRUN and read-only call, every denied RL.ACQUIRE and every RL.RELEASE or RL.RENEW that
- *     answers 0. Lease blobs, valid and mutated, are judged by a reference reading of their layout.
+ *     answers 0. Lease blobs, valid and mutated, are judged by a reference reading of their layout;
+ *   - policies: RL.POLICY's subcommands and counts of arguments, its names, its structure (LIMIT, limit
+ *     names, their count, REFUND and ATMOST), a spec error of every kind at the first, second and last place;
+ *     RL.CHECK and RL.CHECK_RO's options, unknown policies, keys of other types and other policies; valid
+ *     policies at the edges, answered back by GET as set. snapshot() watches the policies too;
+ *   - a policy-checked key's state (RL.SETSTATE key <'P' blob>): blobs crafted from real states with every
+ *     fault of the layout, each refused with its exact error; every byte of a valid blob changed, the blob
+ *     cut and lengthened, each answered as a reference reading allows, RESTORE taking the same body exactly
+ *     when RL.SETSTATE does; valid ones taken and read by RL.CHECK_RO; DEBUG RELOAD keeps them equal;
+ *   - random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md.
  *
  * The closing line is "integration_badinput: N passed, N failed". */
 #include <ctype.h>
@@ -51,11 +60,13 @@ typedef struct bin {
     size_t n;
 } bin;
 #define B(s) {s, sizeof(s) - 1}
+#define BV(s) ((bin){s, sizeof(s) - 1}) /* the same as a value (in a macro's arguments too) */
 
+#define ARGV_MAX 512 /* room for RL.POLICY SET past its most arguments */
 typedef struct argv_t {
     int argc;
-    const char *v[96];
-    size_t l[96];
+    const char *v[ARGV_MAX];
+    size_t l[ARGV_MAX];
     char buf[16384];
     size_t used;
 } argv_t;
@@ -66,7 +77,7 @@ static void a_reset(argv_t *a) {
 }
 
 static void a_bin(argv_t *a, const char *p, size_t n) {
-    if (a->argc == 96 || a->used + n + 1 > sizeof a->buf) abort();
+    if (a->argc == ARGV_MAX || a->used + n + 1 > sizeof a->buf) abort();
     memcpy(a->buf + a->used, p, n);
     a->buf[a->used + n] = '\0';
     a->v[a->argc] = a->buf + a->used;
@@ -179,7 +190,31 @@ static void ser_reply(char **buf, size_t *len, size_t *cap, const redisReply *r)
         for (size_t i = 0; i < r->elements; i++) ser_reply(buf, len, cap, r->element[i]);
 }
 
-/* DBSIZE, the test clock, and for every watched key: TYPE, DUMP, PEXPIRETIME, ZRANGE WITHSCORES. */
+/* The policies no bad input may change: every name RL.POLICY LIST answers, and what RL.POLICY GET answers for
+ * these (the two the program keeps, and the names the bad RL.POLICY SETs use). */
+static const char *const watched_policies[] = {"bp", "bp2", "rp", "rq"};
+#define NWATCHED_POLICIES ((int)(sizeof watched_policies / sizeof watched_policies[0]))
+
+/* INFO ratelimit's lines of the policies' counters (ratelimit_policy_<name>:calls=..), as a status reply: the
+ * rest of INFO counts every call, errors included. */
+static void keep_policy_counters(redisReply *info) {
+    if (!info || info->type != REDIS_REPLY_STRING) return;
+    size_t kept = 0;
+    for (char *line = info->str; line && *line;) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line + 1) : strlen(line);
+        if (strncmp(line, "ratelimit_policy_", 17) == 0) {
+            memmove(info->str + kept, line, n);
+            kept += n;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    info->str[kept] = '\0';
+    info->len = kept;
+}
+
+/* DBSIZE, the test clock, for every watched key: TYPE, DUMP, PEXPIRETIME, ZRANGE WITHSCORES; and the policies:
+ * LIST, GET of each watched name, their INFO counters. */
 static char *snapshot(size_t *len) {
     redisAppendCommand(c, "DBSIZE");
     redisAppendCommand(c, "RL.CLOCK GET");
@@ -189,12 +224,17 @@ static char *snapshot(size_t *len) {
         redisAppendCommand(c, "PEXPIRETIME %b", watch[i].name, watch[i].len);
         redisAppendCommand(c, "ZRANGE %b 0 -1 WITHSCORES", watch[i].name, watch[i].len);
     }
+    redisAppendCommand(c, "RL.POLICY LIST");
+    for (int i = 0; i < NWATCHED_POLICIES; i++) redisAppendCommand(c, "RL.POLICY GET %s", watched_policies[i]);
+    redisAppendCommand(c, "INFO ratelimit");
+    int replies = 2 + 4 * nwatch + 1 + NWATCHED_POLICIES + 1;
     char *buf = NULL;
     size_t cap = 0;
     *len = 0;
-    for (int i = 0; i < 2 + 4 * nwatch; i++) {
+    for (int i = 0; i < replies; i++) {
         redisReply *r = get_reply();
         if (!r) break;
+        if (i == replies - 1) keep_policy_counters(r);
         ser_reply(&buf, len, &cap, r);
         freeReplyObject(r);
     }
@@ -202,9 +242,15 @@ static char *snapshot(size_t *len) {
 }
 
 /* --- the check of one bad input ---------------------------------------------------------------------------
- * The reply is an error equal to `expected` (a trailing '*' makes it a prefix), printable; a PING right
- * after answers PONG; nothing watched changed. */
-static void expect_error_at(const argv_t *a, const char *expected, const char *file, int line) {
+ * The reply is an error equal to `expected` (a trailing '*' makes it a prefix), or to `or_else` when not NULL,
+ * printable; a PING right after answers PONG; nothing watched changed. */
+static int error_is(const redisReply *r, const char *expected) {
+    size_t elen = strlen(expected);
+    int prefix = elen > 0 && expected[elen - 1] == '*';
+    return prefix ? strncmp(r->str, expected, elen - 1) == 0 : strcmp(r->str, expected) == 0;
+}
+
+static void expect_error2_at(const argv_t *a, const char *expected, const char *or_else, const char *file, int line) {
     if (connection_lost) return;
     cases_tried++;
     size_t l0, l1;
@@ -212,10 +258,8 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
     send_argv(a);
     redisAppendCommand(c, "PING");
     redisReply *r = get_reply(), *p = get_reply();
-    size_t elen = strlen(expected);
-    int prefix = elen > 0 && expected[elen - 1] == '*';
     int ok = r && r->type == REDIS_REPLY_ERROR && printable(r->str, r->len) &&
-             (prefix ? strncmp(r->str, expected, elen - 1) == 0 : strcmp(r->str, expected) == 0);
+             (error_is(r, expected) || (or_else && error_is(r, or_else)));
     if (!check_record(ok, file, line, "bad input answers the expected error"))
         fprintf(stderr, "     %s\n     got: %s\n     expected: %s\n", describe(a),
                 !r ? "(no reply)" : r->type == REDIS_REPLY_ERROR ? r->str : "(not an error)", expected);
@@ -229,6 +273,9 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
     if (p) freeReplyObject(p);
     free(before);
     free(after);
+}
+static void expect_error_at(const argv_t *a, const char *expected, const char *file, int line) {
+    expect_error2_at(a, expected, NULL, file, line);
 }
 #define expect_error(a, expected) expect_error_at(a, expected, __FILE__, __LINE__)
 
@@ -645,9 +692,9 @@ static void test_options(int ci) {
 /* --- wrong key types --------------------------------------------------------------------------------------- */
 
 static const char *const typed_keys[] = {"bi:str", "bi:list", "bi:hash", "bi:set", "bi:zset", "bi:tok", "bi:leak",
-                                         "bi:win", "bi:log", "bi:smooth", "bi:lease", "bi:quota"};
+                                         "bi:win", "bi:log", "bi:smooth", "bi:lease", "bi:quota", "bi:chk"};
 static const char *const typed_kinds[] = {"string", "list", "hash", "set", "zset", "rl-tokens", "rl-leakyb",
-                                          "rl-window", "zset", "rl-smooth", "rl-leases", "rl-quotas"};
+                                          "rl-window", "zset", "rl-smooth", "rl-leases", "rl-quotas", "rl-checks"};
 #define NTYPED ((int)(sizeof typed_keys / sizeof typed_keys[0]))
 
 static void test_wrong_types(void) {
@@ -2214,6 +2261,1875 @@ static void test_fuzz(void) {
            released, lease_states);
 }
 
+/* --- policies: RL.POLICY, RL.CHECK and RL.CHECK_RO -----------------------------------------------------------
+ * Two policies stand through the whole program, bp (three limits) and bp2 (SHADOW, one limit), with bi:chk and
+ * a binary-named key checked under bp (setup_keys). snapshot() watches the policies too (LIST, GET, INFO's
+ * counters), so a bad RL.POLICY SET that added or replaced a policy, or a bad RL.CHECK that counted a call,
+ * is a change. The bad RL.POLICY SETs use bp's name, so one that went through would replace it. */
+
+#define POLICY_NAME_ERR "ERR name: must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"
+#define LIMIT_NAME_ERR "limit_name: must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -"
+#define LIMIT_COUNT_ERR "ERR LIMIT: a policy needs 1 to 16 limits"
+#define KIND_ERR "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA"
+#define NOT_YET "not a policy's limit yet (a policy holds TOKEN, LEAKY, WINDOW, SMOOTH or QUOTA limits)"
+#define REFUND_ERR "REFUND: not in a policy (RL.CHECK takes; give back with the limiter's own command)"
+#define ATMOST_ERR "ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"
+#define MAX_POLICY_LIMITS 16
+#define CHK_BIN_KEY BV("bi:\0chk\r\n\xff")
+#define BP_LIMITS 3
+#define BP_SPEC "LIMIT sec TOKEN 10 1 1000 LIMIT min WINDOW 5 60000 LIMIT pol LEAKY 10 1 1000 NODELAY"
+#define BP2_SPEC "SHADOW LIMIT day QUOTA 100 DAY"
+
+/* Valid clauses of every kind, as RL.POLICY GET answers them. */
+static const char *const good_specs[] = {
+    "TOKEN 10 1 1000",
+    "WINDOW 5 60000 FIXED",
+    "LEAKY 10 1 1000 NODELAY",
+    "SMOOTH 2.5 WARMUP 1000",
+    "QUOTA 100 DAY OFFSET 60",
+    "TOKEN 5 1 1000 LOCKOUT 1000 BACKOFF 2 MAXLOCK 10000 FORGIVE 60000",
+    "WINDOW 10 1000 SUBWINDOWS 4 COST 2",
+    "LEAKY 3 1 100 FORCE NODELAY",
+    "TOKEN 1000000000000 1000000000000 1000 COST 0 FORCE INTERVAL",
+};
+#define NGOOD ((int)(sizeof good_specs / sizeof good_specs[0]))
+
+/* "RL.POLICY SET name" */
+static void a_policy_set(argv_t *a, const char *name) {
+    a_reset(a);
+    a_words(a, "RL.POLICY SET");
+    a_str(a, name);
+}
+
+/* Limits from..to-1 of a valid policy: "LIMIT l<k> <a good spec>". */
+static void a_good_limits(argv_t *a, int from, int to) {
+    for (int k = from; k < to; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "l%d", k);
+        a_str(a, "LIMIT");
+        a_str(a, name);
+        a_words(a, good_specs[k % NGOOD]);
+    }
+}
+
+static void expect_line_error_at(const char *line, const char *expected, const char *file, int at) {
+    argv_t a;
+    a_reset(&a);
+    a_words(&a, line);
+    expect_error_at(&a, expected, file, at);
+}
+#define expect_line_error(line, expected) expect_line_error_at(line, expected, __FILE__, __LINE__)
+
+/* The names RL.POLICY refuses (for a policy, and as a limit's name), and the ones it takes at the edges. */
+static const bin bad_policy_names[] = {
+    B(""), B("a.b"), B("a b"), B("a:b"), B("a\0b"), B("\xff"), B("\r\n"), B("bp "), B(" bp"), B("\xc3\xa9"),
+    B("a/b"), B("*"), B("'"), B("pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"), /* 65 */
+};
+static const bin bad_limit_names[] = {
+    B(""), B("a.b"), B("a b"), B("\0"), B("\xff"), B("x:y"), B("'"), B("\r\n"),
+    B("lllllllllllllllllllllllllllllllll"), /* 33 */
+};
+
+/* Subcommands and their counts of arguments: RL.POLICY is a container, Redis answers for it. */
+static void test_policy_arity(void) {
+    static const struct {
+        const char *line, *error;
+    } cases[] = {
+        {"RL.POLICY", "ERR wrong number of arguments for 'rl.policy' command"},
+        {"RL.POLICY SET", "ERR wrong number of arguments for 'rl.policy|set' command"},
+        {"rl.policy sEt", "ERR wrong number of arguments for 'rl.policy|set' command"},
+        {"RL.POLICY GET", "ERR wrong number of arguments for 'rl.policy|get' command"},
+        {"RL.POLICY GET bp bp2", "ERR wrong number of arguments for 'rl.policy|get' command"},
+        {"RL.POLICY DEL", "ERR wrong number of arguments for 'rl.policy|del' command"},
+        {"RL.POLICY DEL bp bp2", "ERR wrong number of arguments for 'rl.policy|del' command"},
+        {"RL.POLICY DEL bp LIMIT a TOKEN 1 1 1", "ERR wrong number of arguments for 'rl.policy|del' command"},
+        {"RL.POLICY LIST bp", "ERR wrong number of arguments for 'rl.policy|list' command"},
+        {"RL.POLICY FLUSH bp", "ERR wrong number of arguments for 'rl.policy|flush' command"},
+        {"RL.POLICY FLUSH ASYNC", "ERR wrong number of arguments for 'rl.policy|flush' command"},
+        {"RL.POLICY FOO", "ERR unknown subcommand 'FOO'. Try RL.POLICY HELP."},
+        {"RL.POLICY SETX bp LIMIT a TOKEN 1 1 1", "ERR unknown subcommand 'SETX'. Try RL.POLICY HELP."},
+        {"RL.POLICY bp SET LIMIT a TOKEN 1 1 1", "ERR unknown subcommand 'bp'. Try RL.POLICY HELP."},
+        {"RL.POLICY LIMIT", "ERR unknown subcommand 'LIMIT'. Try RL.POLICY HELP."},
+        {"RL.POLICY SET bp", LIMIT_COUNT_ERR},
+        {"RL.POLICY SET bp SHADOW", LIMIT_COUNT_ERR},
+        {"RL.POLICY SET bp shadow", LIMIT_COUNT_ERR},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_line_error(cases[i].line, cases[i].error);
+    argv_t a;
+    a_reset(&a);
+    a_words(&a, "RL.POLICY");
+    a_bin(&a, "", 0);
+    expect_error(&a, "ERR unknown subcommand ''. Try RL.POLICY HELP.");
+}
+
+/* The policy's name is read first: a bad one is the error whatever follows. */
+static void test_policy_names(void) {
+    for (size_t i = 0; i < sizeof bad_policy_names / sizeof bad_policy_names[0]; i++) {
+        static const char *const rests[] = {"LIMIT a TOKEN 10 1 1000", "FOO", "", "SHADOW LIMIT a BUCKET", "LIMIT"};
+        for (size_t k = 0; k < sizeof rests / sizeof rests[0]; k++) {
+            argv_t a;
+            a_reset(&a);
+            a_words(&a, "RL.POLICY SET");
+            a_bin(&a, bad_policy_names[i].p, bad_policy_names[i].n);
+            a_words(&a, rests[k]);
+            expect_error(&a, POLICY_NAME_ERR);
+        }
+    }
+}
+
+/* What may stand where a LIMIT is expected, limits' names, their count. */
+static void test_policy_structure(void) {
+    static const struct {
+        const char *line, *error;
+    } cases[] = {
+        {"RL.POLICY SET bp FOO", "ERR 'FOO': expected SHADOW or LIMIT limit_name kind ..."},
+        {"RL.POLICY SET bp TOKEN 10 1 1000", "ERR 'TOKEN': expected SHADOW or LIMIT limit_name kind ..."},
+        {"RL.POLICY SET bp a TOKEN 10 1 1000", "ERR 'a': expected SHADOW or LIMIT limit_name kind ..."},
+        {"RL.POLICY SET bp SHADOW SHADOW LIMIT a TOKEN 10 1 1000", "ERR 'SHADOW': expected LIMIT limit_name kind ..."},
+        {"RL.POLICY SET bp SHADOW FOO", "ERR 'FOO': expected LIMIT limit_name kind ..."},
+        {"RL.POLICY SET bp LIMITS a TOKEN 10 1 1000", "ERR 'LIMITS': expected SHADOW or LIMIT limit_name kind ..."},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 SHADOW", "ERR LIMIT 1 (a): 'SHADOW' is not an option of TOKEN"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 FOO", "ERR LIMIT 1 (a): 'FOO' is not an option of TOKEN"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 10", "ERR LIMIT 1 (a): '10' is not an option of TOKEN"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 a TOKEN 1 1 1", "ERR LIMIT 1 (a): 'a' is not an option of TOKEN"},
+        {"RL.POLICY SET bp LIMIT", "ERR LIMIT 1: " LIMIT_NAME_ERR},
+        {"RL.POLICY SET bp SHADOW LIMIT", "ERR LIMIT 1: " LIMIT_NAME_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT", "ERR LIMIT 2: " LIMIT_NAME_ERR},
+        {"RL.POLICY SET bp LIMIT a", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a LIMIT", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a LIMIT b TOKEN 10 1 1000", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a BUCKET 10 1 1000", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a 10 1 1000", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKENS 10 1 1000", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a ALL 10 1 1000", "ERR LIMIT 1 (a): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT b", "ERR LIMIT 2 (b): " KIND_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT a WINDOW 5 1000",
+         "ERR LIMIT 2 (a): limit name used twice (LIMIT 1 has it)"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT b TOKEN 10 1 1000 LIMIT b BUCKET",
+         "ERR LIMIT 3 (b): limit name used twice (LIMIT 2 has it)"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT b TOKEN 10 1 1000 LIMIT a",
+         "ERR LIMIT 3 (a): limit name used twice (LIMIT 1 has it)"},
+        /* REFUND anywhere in a clause, whatever else is wrong there */
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 REFUND 1", "ERR LIMIT 1 (a): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 refund", "ERR LIMIT 1 (a): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKEN x 1 1000 FOO REFUND 1", "ERR LIMIT 1 (a): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT a WINDOW 5 1000 LIMIT b TOKEN 10 1 1000 COST REFUND", "ERR LIMIT 2 (b): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT a BUCKET REFUND", "ERR LIMIT 1 (a): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 ATMOST", "ERR LIMIT 1 (a): " ATMOST_ERR},
+        {"RL.POLICY SET bp LIMIT a WINDOW 5 1000 COST 2 ATMOST", "ERR LIMIT 1 (a): " ATMOST_ERR},
+        /* a limit of the limiters a policy does not hold yet */
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT log SLIDINGLOG 5 1000", "ERR LIMIT 2 (log): SLIDINGLOG: " NOT_YET},
+        {"RL.POLICY SET bp LIMIT lease CONCURRENCY 3 10000", "ERR LIMIT 1 (lease): CONCURRENCY: " NOT_YET},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_line_error(cases[i].line, cases[i].error);
+    /* Binary junk where LIMIT is expected, and after a clause: shown as RL.ALL shows it. */
+    static const struct {
+        bin arg;
+        const char *shown;
+    } junk[] = {{B("\r\n\x01'junk"), "????junk"}, {B("\xff\xfe"), "??"}, {B(""), ""}, {B("LIMIT\0"), "LIMIT?"},
+                {B("BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"), "BBBBBBBBBBBBBBBBBBBBBBBBBBBBB..."}};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        char expected[200];
+        argv_t a;
+        a_policy_set(&a, "bp");
+        a_bin(&a, junk[i].arg.p, junk[i].arg.n);
+        snprintf(expected, sizeof expected, "ERR '%s': expected SHADOW or LIMIT limit_name kind ...", junk[i].shown);
+        expect_error(&a, expected);
+        a_policy_set(&a, "bp");
+        a_good_limits(&a, 0, 2);
+        a_bin(&a, junk[i].arg.p, junk[i].arg.n);
+        snprintf(expected, sizeof expected, "ERR LIMIT 2 (l1): '%s' is not an option of WINDOW", junk[i].shown);
+        expect_error(&a, expected);
+    }
+    /* Bad limit names at the first, second and last place. */
+    static const int places[] = {1, 2, MAX_POLICY_LIMITS};
+    for (size_t i = 0; i < sizeof bad_limit_names / sizeof bad_limit_names[0]; i++)
+        for (size_t p = 0; p < sizeof places / sizeof places[0]; p++) {
+            argv_t a;
+            a_policy_set(&a, "bp");
+            a_good_limits(&a, 0, places[p] - 1);
+            a_str(&a, "LIMIT");
+            a_bin(&a, bad_limit_names[i].p, bad_limit_names[i].n);
+            a_words(&a, "TOKEN 10 1 1000");
+            char expected[160];
+            snprintf(expected, sizeof expected, "ERR LIMIT %d: %s", places[p], LIMIT_NAME_ERR);
+            expect_error(&a, expected);
+        }
+    /* The count: 17 limits, valid or not (the count is checked before the 17th is read), and one twice. */
+    argv_t a;
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS + 1);
+    expect_error(&a, LIMIT_COUNT_ERR);
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS);
+    a_words(&a, "LIMIT l0 BUCKET");
+    expect_error(&a, LIMIT_COUNT_ERR);
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS - 1);
+    a_words(&a, "LIMIT l3 TOKEN 1 1 1");
+    expect_error(&a, "ERR LIMIT 16 (l3): limit name used twice (LIMIT 4 has it)");
+    /* More words than any policy of 16 limits has: refused before they are read. */
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, 1);
+    while (a.argc < 3 + 460) a_str(&a, "x");
+    expect_error(&a, "ERR LIMIT*");
+}
+
+/* One bad clause, at the first, second or last place (rot chooses), with a valid limit after it unless the
+ * clause must end the command (an option missing its value, too few numbers): "ERR LIMIT i (bad): rest". */
+static void policy_spec_case_at(const bin *spec, int nspec, const char *rest, int last, int *rot, const char *file,
+                                int line) {
+    static const int places[] = {1, 2, MAX_POLICY_LIMITS};
+    int place = places[(*rot)++ % 3];
+    argv_t a;
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, place - 1);
+    a_words(&a, "LIMIT bad");
+    for (int i = 0; i < nspec; i++) a_bin(&a, spec[i].p, spec[i].n);
+    if (!last && place < MAX_POLICY_LIMITS) a_good_limits(&a, place, place + 1);
+    char expected[320];
+    snprintf(expected, sizeof expected, "ERR LIMIT %d (bad): %s", place, rest);
+    expect_error_at(&a, expected, file, line);
+}
+#define policy_spec_case(spec, nspec, rest, last, rot) policy_spec_case_at(spec, nspec, rest, last, rot, __FILE__, __LINE__)
+
+/* A clause's spec as words, with one word replaced (at, by with). */
+static int spec_words(bin *out, const char *words, int at, bin with) {
+    static char tmp[8][256];
+    static int next;
+    char *buf = tmp[next++ % 8];
+    snprintf(buf, 256, "%s", words);
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save), n++)
+        out[n] = n == at ? with : (bin){t, strlen(t)};
+    return n;
+}
+
+/* Every number and option of the TOKEN, LEAKY and WINDOW clauses (their commands' tables: cmds[]) bad, at each
+ * place; then the other kinds' and the clause-wide errors. */
+static void test_policy_specs(void) {
+    int rot = 0;
+    char rest[200], words[128];
+    bin spec[40];
+    for (int ci = 0; ci < 3; ci++) {
+        const cmddef *d = &cmds[ci];
+        const char *kind = d->name + 3; /* "RL.TOKEN" -> TOKEN */
+        snprintf(words, sizeof words, "%s %s", kind, d->valid);
+        for (int p = 0; p < d->nparams; p++) {
+            range_text(rest, sizeof rest, d->pname[p], 1, d->pmax[p]);
+            for (int b = -2; b < NBAD; b++) {
+                char over[32];
+                snprintf(over, sizeof over, "%lld", d->pmax[p] + 1);
+                bin bad = b == -2 ? (bin)B("0") : b == -1 ? (bin){over, strlen(over)} : bad_numbers[b];
+                int n = spec_words(spec, words, 1 + p, bad);
+                policy_spec_case(spec, n, rest + 4, 0, &rot);
+            }
+            /* too few numbers (the kind and p of them), at the end */
+            spec_words(spec, words, -1, (bin){0});
+            snprintf(rest, sizeof rest, "%s needs %d numbers", kind, d->nparams);
+            policy_spec_case(spec, 1 + p, rest, 1, &rot);
+        }
+        /* too few before another LIMIT: that word is read as the last number */
+        spec_words(spec, words, d->nparams, (bin)B("LIMIT"));
+        spec[d->nparams + 1] = (bin)B("next");
+        range_text(rest, sizeof rest, d->pname[d->nparams - 1], 1, d->pmax[d->nparams - 1]);
+        policy_spec_case(spec, d->nparams + 2, rest + 4, 1, &rot);
+        int n = spec_words(spec, words, -1, (bin){0});
+        /* COST: its range in a clause (0 .. 10^12), its value missing, given twice */
+        range_text(rest, sizeof rest, "COST", 0, MAX_COUNT);
+        for (int b = -1; b < NBAD; b++) {
+            if (b >= 0 && bad_numbers[b].n == 1 && bad_numbers[b].p[0] == '0') continue;
+            spec[n] = (bin)B("COST");
+            spec[n + 1] = b < 0 ? (bin)B("1000000000001") : bad_numbers[b];
+            policy_spec_case(spec, n + 2, rest + 4, 0, &rot);
+        }
+        spec[n] = (bin)B("COST");
+        spec[n + 1] = (bin)B("LIMIT"); /* the value is never read as the next clause */
+        policy_spec_case(spec, n + 2, rest + 4, 1, &rot);
+        policy_spec_case(spec, n + 1, "COST: needs a value", 1, &rot);
+        spec[n + 1] = (bin)B("1");
+        spec[n + 2] = (bin)B("cost");
+        spec[n + 3] = (bin)B("2");
+        policy_spec_case(spec, n + 4, "COST: given more than once", 0, &rot);
+        /* Options no clause takes (the read-only form's syntax: no DRYRUN, BLOCK, WAIT), others' options, junk. */
+        static const char *const foreign[] = {"DRYRUN", "BLOCK", "WAIT", "ID", "MINGAP", "PXAT", "SHADOW", "WARMUP",
+                                              "OFFSET", "TOKEN", "FOO", "dryrun"};
+        for (size_t f = 0; f < sizeof foreign / sizeof foreign[0]; f++) {
+            if (find_opt(d, foreign[f]) && strcasecmp(foreign[f], "DRYRUN") != 0 && strcasecmp(foreign[f], "BLOCK") != 0)
+                continue;
+            spec[n] = (bin){foreign[f], strlen(foreign[f])};
+            spec[n + 1] = (bin)B("100");
+            snprintf(rest, sizeof rest, "'%s' is not an option of %s", foreign[f], kind);
+            policy_spec_case(spec, n + 2, rest, 0, &rot);
+        }
+    }
+    /* Conflicts, the limiters' own checks, the other kinds. */
+    static const struct {
+        const char *words, *rest;
+        int last;
+    } cases[] = {
+        {"WINDOW 5 1000 FIXED SLIDING", "SLIDING: cannot be combined with FIXED", 0},
+        {"WINDOW 5 1000 sliding COST 1 fixed", "FIXED: cannot be combined with SLIDING", 0},
+        {"WINDOW 5 1000 FIXED SUBWINDOWS 5", "SUBWINDOWS: cannot be combined with FIXED", 0},
+        {"WINDOW 5 1000 SUBWINDOWS 1", "SUBWINDOWS: must be an integer between 2 and 60", 0},
+        {"WINDOW 5 1000 SUBWINDOWS 61", "SUBWINDOWS: must be an integer between 2 and 60", 0},
+        {"WINDOW 5 1000 SUBWINDOWS 7", "SUBWINDOWS: window_ms must be a multiple of n (1000 is not a multiple of 7)", 0},
+        {"WINDOW 5 1000 SUBWINDOWS", "SUBWINDOWS: needs a value", 1},
+        {"TOKEN 5 1 1000 INTERVAL INTERVAL", "INTERVAL: given more than once", 0},
+        {"TOKEN 5 1 1000 FORCE ATMOST", "ATMOST: cannot be combined with FORCE", 0},
+        {"TOKEN 5 1 1000 ATMOST FORCE", "FORCE: cannot be combined with ATMOST", 0},
+        {"TOKEN 5 1 1000 FORCE FORCE", "FORCE: given more than once", 0},
+        {"LEAKY 5 1 1000 FORCE", "FORCE: needs NODELAY (a shaping bucket queues requests: it has no debt, a policing one does)", 0},
+        {"LEAKY 5 1 1000 NODELAY BLOCK", "'BLOCK' is not an option of LEAKY", 0},
+        {"LEAKY 5 1 1000 ATMOST", "'ATMOST' is not an option of LEAKY", 0},
+        {"TOKEN 5 1 1000 LOCKOUT 100 MAXLOCK 10", "MAXLOCK: must be at least LOCKOUT's ms", 0},
+        {"TOKEN 5 1 1000 BACKOFF 2", "BACKOFF: needs LOCKOUT ms", 0},
+        {"TOKEN 5 1 1000 LOCKOUT 0", "LOCKOUT: must be an integer between 1 and 1000000000000", 0},
+        {"TOKEN 5 1 1000 LOCKOUT", "LOCKOUT: needs a value", 1},
+        {"SMOOTH 0", "permits_per_second: must be a decimal number between 0.000001 and 1000000000", 0},
+        {"SMOOTH 1.0000001", "permits_per_second: must be a decimal number between 0.000001 and 1000000000", 0},
+        {"SMOOTH", "SMOOTH needs 1 numbers", 1},
+        {"SMOOTH 1 COLDFACTOR 3", "COLDFACTOR: applies to the warm-up form only (needs WARMUP)", 0},
+        {"SMOOTH 1 FORCE", "'FORCE' is not an option of SMOOTH", 0},
+        {"SMOOTH 1 BLOCK", "'BLOCK' is not an option of SMOOTH", 0},
+        {"SMOOTH 1 COST 0", "COST: must be an integer between 1 and 1000000000000", 0},
+        {"SMOOTH 1 MAXWAIT -1", "MAXWAIT: must be an integer between 0 and 1000000000000", 0},
+        {"SMOOTH 1 WARMUP 10 MAXBURST 10", "MAXBURST: cannot be combined with WARMUP", 0},
+        {"QUOTA 5 YEAR", "period: must be DAY, WEEK or MONTH", 0},
+        {"QUOTA 5 1", "period: must be DAY, WEEK or MONTH", 0},
+        {"QUOTA 5", "QUOTA needs 2 arguments", 1},
+        {"QUOTA 0 DAY", "limit: must be an integer between 1 and 1000000000000", 0},
+        {"QUOTA 5 DAY OFFSET 841", "OFFSET: must be an integer between -840 and 840", 0},
+        {"QUOTA 5 DAY OFFSET -841", "OFFSET: must be an integer between -840 and 840", 0},
+        {"QUOTA 5 DAY ATMOST", "'ATMOST' is not an option of QUOTA", 0},
+        {"SLIDINGLOG 0 1000", "limit: must be an integer between 1 and 100000", 0},
+        {"SLIDINGLOG 5 1000 FOO", "'FOO' is not an option of SLIDINGLOG", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int n = spec_words(spec, cases[i].words, -1, (bin){0});
+        policy_spec_case(spec, n, cases[i].rest, cases[i].last, &rot);
+    }
+}
+
+/* Valid policies at the edges are taken, and RL.POLICY GET answers them as they were set; GET and DEL of names
+ * no policy can have answer nil and 0, and change nothing. */
+static void test_policy_valid(void) {
+    static const char *const lines[] = {
+        "RL.POLICY SET pv-1 LIMIT a TOKEN 10 1 1000",
+        "rl.policy set pv-2 shadow limit a token 10 1 1000 Limit A window 5 1000",           /* names are case-sensitive */
+        "RL.POLICY SET pv-3 LIMIT LIMIT TOKEN 10 1 1000 LIMIT SHADOW WINDOW 5 1000",         /* words as limits' names */
+        "RL.POLICY SET SHADOW LIMIT TOKEN TOKEN 10 1 1000",
+        "RL.POLICY SET AZaz09_- LIMIT AZaz09_- QUOTA 1000000000000 MONTH OFFSET -840 COST 1000000000000 FORCE",
+        "RL.POLICY SET pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp "
+        "LIMIT llllllllllllllllllllllllllllllll SMOOTH 1000000000 WARMUP 1000000000000 COLDFACTOR 10",
+        "RL.POLICY SET pv-4 LIMIT w WINDOW 1000000000000 1000000000000 SUBWINDOWS 2 COST 0",
+        "RL.POLICY SET pv-5 LIMIT t TOKEN 1000 1 1000000000", /* refill takes exactly 10^12 ms */
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        argv_t a;
+        a_reset(&a);
+        a_words(&a, lines[i]);
+        redisReply *r = redisCommandArgv(c, a.argc, a.v, a.l);
+        if (!CHECK(reply_is_status(r, "OK"))) fprintf(stderr, "     %s: %s\n", lines[i], r && r->str ? r->str : "?");
+        if (r) freeReplyObject(r);
+        /* GET: the words after the name, as sent */
+        r = redisCommand(c, "RL.POLICY GET %b", a.v[2], a.l[2]);
+        int same = r && r->type == REDIS_REPLY_ARRAY && (int)r->elements == a.argc - 3;
+        for (int k = 0; same && k < a.argc - 3; k++)
+            same = r->element[k]->len == a.l[3 + k] && memcmp(r->element[k]->str, a.v[3 + k], a.l[3 + k]) == 0;
+        if (!CHECK(same)) fprintf(stderr, "     RL.POLICY GET after %s\n", lines[i]);
+        if (r) freeReplyObject(r);
+        cases_tried++;
+    }
+    /* 16 limits of 32-character names: taken, and checked (RL.CHECK_RO: sixteen replies) */
+    argv_t a;
+    a_policy_set(&a, "pv-16");
+    for (int k = 0; k < MAX_POLICY_LIMITS; k++) {
+        char name[40];
+        snprintf(name, sizeof name, "limit-%02d-xxxxxxxxxxxxxxxxxxxxxxx", k); /* 32 */
+        a_str(&a, "LIMIT");
+        a_str(&a, name);
+        a_words(&a, good_specs[k % NGOOD]);
+    }
+    redisReply *r = redisCommandArgv(c, a.argc, a.v, a.l);
+    CHECK(reply_is_status(r, "OK"));
+    freeReplyObject(r);
+    r = cmd(c, "RL.CHECK_RO pv-16 pv:k COST 0");
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + MAX_POLICY_LIMITS);
+    freeReplyObject(r);
+    static const char *const names[] = {"pv-1", "pv-2", "pv-3", "SHADOW", "AZaz09_-", "pv-4", "pv-5", "pv-16",
+                                        "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", names[i]), 1);
+        CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", names[i]), 0);
+    }
+    /* GET and DEL of any name answer, even one no policy can have; nothing changes. */
+    for (size_t i = 0; i < sizeof bad_policy_names / sizeof bad_policy_names[0] + 2; i++) {
+        bin name = i < sizeof bad_policy_names / sizeof bad_policy_names[0] ? bad_policy_names[i]
+                   : i % 2                                                 ? (bin)B("nosuch")
+                                                                           : (bin)B("BP");
+        size_t l0, l1;
+        char *before = snapshot(&l0);
+        redisAppendCommand(c, "RL.POLICY GET %b", name.p, name.n);
+        redisAppendCommand(c, "RL.POLICY DEL %b", name.p, name.n);
+        redisReply *g = get_reply(), *d = get_reply();
+        CHECK(g && g->type == REDIS_REPLY_NIL);
+        CHECK(d && d->type == REDIS_REPLY_INTEGER && d->integer == 0);
+        char *after = snapshot(&l1);
+        CHECK(before && after && l0 == l1 && memcmp(before, after, l0) == 0);
+        if (g) freeReplyObject(g);
+        if (d) freeReplyObject(d);
+        free(before);
+        free(after);
+        cases_tried++;
+    }
+}
+
+/* RL.CHECK policy key [COST n] [DRYRUN] [WAIT timeout_ms], RL.CHECK_RO policy key [COST n]: the count of
+ * arguments, the options (read before the policy is looked up), the policy, then the key. */
+static void check_case_at(const char *cmdname, bin policy, bin key, const char *rest, bin extra, const char *expected,
+                          const char *file, int line) {
+    argv_t a;
+    a_reset(&a);
+    a_str(&a, cmdname);
+    a_bin(&a, policy.p, policy.n);
+    a_bin(&a, key.p, key.n);
+    a_words(&a, rest);
+    if (extra.p) a_bin(&a, extra.p, extra.n);
+    expect_error_at(&a, expected, file, line);
+}
+#define check_case(cmdname, policy, key, rest, extra, expected) \
+    check_case_at(cmdname, policy, key, rest, extra, expected, __FILE__, __LINE__)
+
+static void test_check_errors(void) {
+    static const char *const forms[] = {"RL.CHECK", "RL.CHECK_RO"};
+    const bin none = {NULL, 0}, bp = B("bp"), chk = B("bi:chk"), missing = B(MISSING_KEY);
+    for (int ro = 0; ro < 2; ro++) {
+        const char *form = forms[ro], *lname = ro ? "rl.check_ro" : "rl.check";
+        char arity[100], expected[200];
+        snprintf(arity, sizeof arity, "ERR wrong number of arguments for '%s' command", lname);
+        argv_t a;
+        a_reset(&a);
+        a_str(&a, form);
+        expect_error(&a, arity);
+        a_str(&a, "bp");
+        expect_error(&a, arity);
+        /* at most 24 words after the key: 24 are read (and COST found twice), 25 are too many */
+        a_reset(&a);
+        a_str(&a, form);
+        a_words(&a, "bp bi:chk");
+        while (a.argc < 3 + MAX_ARGS) a_words(&a, "COST 1");
+        expect_error(&a, "ERR COST: given more than once");
+        a_str(&a, "COST");
+        expect_error(&a, arity);
+        /* COST, WAIT: their ranges, values, repeats */
+        range_text(expected, sizeof expected, "COST", 0, MAX_COUNT);
+        for (int b = -1; b < NBAD; b++) {
+            if (b >= 0 && bad_numbers[b].n == 1 && bad_numbers[b].p[0] == '0') continue;
+            bin v = b < 0 ? (bin)B("1000000000001") : bad_numbers[b];
+            check_case(form, bp, chk, "COST", v, expected);
+            check_case(form, BV("nosuch"), missing, "COST", v, expected); /* before the policy is looked up */
+        }
+        check_case(form, bp, chk, "COST", none, "ERR COST: needs a value");
+        check_case(form, bp, chk, "COST 1 cost 2", none, "ERR COST: given more than once");
+        check_case(form, bp, chk, "COST DRYRUN", none, expected);
+        if (!ro) {
+            range_text(expected, sizeof expected, "WAIT", 1, MAX_COUNT);
+            for (int b = -2; b < NBAD; b++) {
+                bin v = b == -2 ? (bin)B("0") : b == -1 ? (bin)B("1000000000001") : bad_numbers[b];
+                check_case(form, bp, chk, "WAIT", v, expected);
+            }
+            check_case(form, bp, chk, "WAIT", none, "ERR WAIT: needs a value");
+            check_case(form, bp, chk, "DRYRUN WAIT 5 DRYRUN", none, "ERR DRYRUN: given more than once");
+            check_case(form, bp, chk, "WAIT 5 WAIT 5", none, "ERR WAIT: given more than once");
+        }
+        /* options RL.CHECK does not take, and junk; shown as sent */
+        static const char *const foreign[] = {"REFUND", "ATMOST", "FORCE", "BLOCK", "INTERVAL", "NODELAY", "FIXED",
+                                              "LIMIT", "SHADOW", "ID", "PXAT", "LOCKOUT", "FOO", "cost1", "DRYRUN",
+                                              "WAIT", "wait"};
+        for (size_t f = 0; f < sizeof foreign / sizeof foreign[0]; f++) {
+            int takes = !ro && (strcasecmp(foreign[f], "DRYRUN") == 0 || strcasecmp(foreign[f], "WAIT") == 0);
+            if (takes) continue;
+            snprintf(expected, sizeof expected, "ERR '%s': not an option of %s", foreign[f], lname);
+            char rest[64];
+            snprintf(rest, sizeof rest, "COST 1 %s 5", foreign[f]);
+            check_case(form, bp, chk, rest, none, expected);
+            check_case(form, BV("nosuch"), missing, rest + 7, none, expected);
+        }
+        check_case(form, bp, chk, "COST 1", BV("\r\n\x01'junk"), ro ? "ERR '????junk': not an option of rl.check_ro"
+                                                                   : "ERR '????junk': not an option of rl.check");
+        /* no such policy: its name shown as RL.ALL shows an argument (printable, at most 32 characters) */
+        static const struct {
+            bin name;
+            const char *shown;
+        } unknown[] = {{B("nosuch"), "nosuch"}, {B(""), ""}, {B("BP"), "BP"}, {B("bp "), "bp "},
+                       {B("b\0p"), "b?p"}, {B("'\r\n"), "???"},
+                       {B("pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"),
+                        "ppppppppppppppppppppppppppppp..."}};
+        for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
+            snprintf(expected, sizeof expected, "ERR policy '%s': no such policy", unknown[u].shown);
+            check_case(form, unknown[u].name, chk, "", none, expected);
+            check_case(form, unknown[u].name, missing, "COST 0", none, expected);
+            check_case(form, unknown[u].name, BV("bi:str"), "", none, expected); /* before the key's type */
+        }
+        /* the key: another type, another policy's */
+        for (int k = 0; k < NTYPED; k++) {
+            if (strcmp(typed_kinds[k], "rl-checks") == 0) continue;
+            bin key = {typed_keys[k], strlen(typed_keys[k])};
+            check_case(form, bp, key, "", none, WRONGTYPE);
+            check_case(form, bp, key, "COST 1000000000000", none, WRONGTYPE);
+            if (!ro) check_case(form, bp, key, "DRYRUN", none, WRONGTYPE);
+            if (!ro) check_case(form, bp, key, "WAIT 100", none, WRONGTYPE); /* at once, not after the wait */
+        }
+        check_case(form, BV("bp2"), chk, "", none, "ERR key was checked under policy 'bp', not 'bp2'");
+        check_case(form, BV("bp2"), CHK_BIN_KEY, "COST 0", none, "ERR key was checked under policy 'bp', not 'bp2'");
+        if (!ro) check_case(form, BV("bp2"), chk, "WAIT 100", none, "ERR key was checked under policy 'bp', not 'bp2'");
+    }
+}
+
+/* --- a policy-checked key's state: RL.SETSTATE key <'P' blob>, RESTORE, the RDB -------------------------------
+ * The layout (module/bundle_type.c, docs/design.md): 'P' | policy_len (1) | policy | n (1) | n entries |
+ * expire_at_ms (8, RL.SETSTATE only); an entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) |
+ * expire_ms (8) | [the lock record: 4 x 8] | words x 8; numbers little-endian. Valid blobs come from real keys
+ * (harvest: DUMP without compression holds the RDB's encoding, the same bytes), then are crafted and mutated.
+ * A reference reading of the layout (judge_blob) says, for any blob, which answers are right: the exact
+ * error for every fault of the layout, and "the module's call" (valid, or not a valid state or lock) where
+ * only the limiter's algorithm can say. The same body in a DUMP payload (RESTORE) must be taken exactly when
+ * RL.SETSTATE takes it: both read it with the one decoder. */
+
+#define PB_MAX 4096
+typedef struct pblob {
+    unsigned char b[PB_MAX];
+    size_t n;
+} pblob;
+
+typedef struct pentry {
+    unsigned char tag;
+    unsigned name_len, words, has_rec;
+    char name[256];
+    int64_t expire_ms, rec[4];
+    uint64_t w[256];
+} pentry;
+
+static void pb_byte(pblob *x, unsigned v) {
+    if (x->n < PB_MAX) x->b[x->n++] = (unsigned char)v;
+}
+static void pb_le(pblob *x, uint64_t v) {
+    for (int i = 0; i < 8; i++) pb_byte(x, (unsigned)(v >> (8 * i)) & 0xff);
+}
+static void pb_bytes(pblob *x, const void *p, size_t n) {
+    for (size_t i = 0; i < n; i++) pb_byte(x, ((const unsigned char *)p)[i]);
+}
+static uint64_t pb_get(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static void pb_head(pblob *x, const char *policy, size_t len, unsigned n) {
+    x->n = 0;
+    pb_byte(x, 'P');
+    pb_byte(x, (unsigned)len);
+    pb_bytes(x, policy, len);
+    pb_byte(x, n);
+}
+
+static void pb_entry(pblob *x, const pentry *e) {
+    pb_byte(x, e->tag);
+    pb_byte(x, e->name_len);
+    pb_bytes(x, e->name, e->name_len);
+    pb_byte(x, e->words);
+    pb_byte(x, e->has_rec);
+    pb_le(x, (uint64_t)e->expire_ms);
+    if (e->has_rec)
+        for (int k = 0; k < 4; k++) pb_le(x, (uint64_t)e->rec[k]);
+    for (unsigned k = 0; k < e->words; k++) pb_le(x, e->w[k]);
+}
+
+/* The answers a reference reading allows. */
+enum {
+    PR_OK = 1 << 0,
+    PR_SHORT = 1 << 1,    /* too short for a policy's state: RL.SETSTATE's cell form answers */
+    PR_UNKNOWN = 1 << 2,  /* ... its length is a cell state's: the tag is unknown */
+    PR_NOEXPIRY = 1 << 3,
+    PR_POLICY = 1 << 4,
+    PR_ENTRIES = 1 << 5,
+    PR_TRUNC = 1 << 6,
+    PR_KIND = 1 << 7,
+    PR_NAME = 1 << 8,
+    PR_EXPIRY = 1 << 9,
+    PR_LOCK = 1 << 10,
+    PR_NOTHING = 1 << 11,
+    PR_STATE = 1 << 12,
+    PR_TWICE = 1 << 13,
+    PR_AFTER = 1 << 14,
+    PR_NBITS = 15,
+    PR_OTHER = 1 << 15 /* another form's: any error of it */
+};
+
+static const char *pr_text(int bit) {
+    static const char *const text[PR_NBITS] = {
+        "OK",
+        "ERR state: must be 9 + 8n bytes, n from 1 to 68 (or use RL.SETSTATE key kind w0 [w1 ...] [PXAT unix_ms])",
+        "ERR state: unknown kind",
+        "ERR state: no valid expiry",
+        "ERR state: not a valid policy state (bad policy name)",
+        "ERR state: not a valid policy state (1 to 16 entries)",
+        "ERR state: not a valid policy state (truncated)",
+        "ERR state: not a valid policy state (unknown kind)",
+        "ERR state: not a valid policy state (bad limit name)",
+        "ERR state: not a valid policy state (bad expiry)",
+        "ERR state: not a valid policy state (not a valid lock)",
+        "ERR state: not a valid policy state (an entry with nothing)",
+        "ERR state: not a valid policy state (not a valid state of its kind)",
+        "ERR state: not a valid policy state (a limit name twice)",
+        "ERR state: not a valid policy state (bytes after the entries)",
+    };
+    return text[bit];
+}
+
+/* Which of the answers the reply is (-1: none of them). */
+static int pr_of(const redisReply *r) {
+    if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_ERROR)) return -1;
+    for (int bit = 0; bit < PR_NBITS; bit++)
+        if (strcmp(r->str, pr_text(bit)) == 0 && (bit == 0) == (r->type == REDIS_REPLY_STATUS)) return bit;
+    return -1;
+}
+
+static int name_ok(const unsigned char *s, size_t len, size_t max) {
+    if (len < 1 || len > max) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum(s[i]) || s[i] > 0x7f) {
+            if (s[i] != '_' && s[i] != '-') return 0;
+        }
+    return 1;
+}
+
+/* A name's bytes are read only where the body has them: a name that runs past the body is "truncated", whatever
+ * the bytes after the body (the expiry) are. */
+#define NAME_PAST_END_ALLOWS 0
+
+#define MAX_ENTRY_EXPIRE_MS (MAX_TIME_MS * 4)
+
+/* The answers allowed for a body of len bytes (the blob without its expiry), read as the layout says, and in
+ * *final the answer where the reading stops (PR_OK, or the fault of the layout met first); the entries read
+ * are left in e[]. */
+static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n_out, unsigned *final) {
+    unsigned allowed = 0;
+#define STOP(bit)               \
+    do {                        \
+        *final = (bit);         \
+        return allowed | (bit); \
+    } while (0)
+    *n_out = 0;
+    if (len < 3 || p[0] != 'P') STOP(PR_POLICY); /* (never: the blobs here all start with 'P') */
+    size_t plen = p[1];
+    if (len < 3 + plen || !name_ok(p + 2, plen, 64)) STOP(PR_POLICY);
+    unsigned n = p[2 + plen];
+    if (n < 1 || n > 16) STOP(PR_ENTRIES);
+    size_t at = 3 + plen, left = len - at;
+    for (unsigned i = 0; i < n; i++) {
+        if (left < 2) STOP(PR_TRUNC);
+        unsigned char tag = p[at];
+        unsigned nl = p[at + 1];
+        if (tag == 0 || !strchr("TLWGQ", tag)) STOP(PR_KIND);
+        if (nl == 0 || nl > 32) STOP(PR_NAME); /* its length alone says so */
+        if (left < 2 + (size_t)nl) {
+            allowed |= NAME_PAST_END_ALLOWS;
+            STOP(PR_TRUNC);
+        }
+        if (!name_ok(p + at + 2, nl, 32)) STOP(PR_NAME);
+        if (left < 12 + (size_t)nl) STOP(PR_TRUNC);
+        const unsigned char *q = p + at + 2 + nl;
+        unsigned words = q[0], has_rec = q[1];
+        int64_t expire = (int64_t)pb_get(q + 2);
+        size_t need = 12 + nl + (has_rec ? 32 : 0) + 8 * (size_t)words;
+        if (has_rec > 1 || words > 64 || left < need) STOP(PR_TRUNC);
+        if (expire < 0 || expire > MAX_ENTRY_EXPIRE_MS) STOP(PR_EXPIRY);
+        pentry *x = &e[i];
+        x->tag = tag;
+        x->name_len = nl;
+        memcpy(x->name, p + at + 2, nl);
+        x->words = words;
+        x->has_rec = has_rec;
+        x->expire_ms = expire;
+        q += 10;
+        if (has_rec) {
+            for (int k = 0; k < 4; k++, q += 8) x->rec[k] = (int64_t)pb_get(q);
+            allowed |= PR_LOCK; /* the lock's validity is the module's call */
+        }
+        if (!has_rec && words == 0) STOP(PR_NOTHING);
+        for (unsigned k = 0; k < words; k++, q += 8) x->w[k] = pb_get(q);
+        if (words) allowed |= PR_STATE; /* so is the state's */
+        at += need;
+        left -= need;
+        *n_out = (int)i + 1;
+        for (unsigned j = 0; j < i; j++)
+            if (e[j].name_len == nl && memcmp(e[j].name, x->name, nl) == 0) STOP(PR_TWICE);
+    }
+    if (left != 0) STOP(PR_AFTER);
+    STOP(PR_OK);
+#undef STOP
+}
+
+/* The answers allowed for RL.SETSTATE key <blob> (len bytes, its expiry included), on an empty key or one of
+ * its type; *final as judge_body's. */
+static unsigned judge_blob(const unsigned char *b, size_t len, unsigned *final) {
+    if (len < 25 || b[0] != 'P') { /* shorter than the least a policy's state holds, or another tag: the cell
+                                    * form reads it (the lease and lock tags have forms of their own) */
+        if (b[0] == 'C' || b[0] == 'K') return *final = PR_OTHER;
+        int cell_length = len >= 17 && len <= 9 + 8 * 68 && (len - 9) % 8 == 0;
+        if (!cell_length) return *final = PR_SHORT;
+        return *final = b[0] == 'P' ? PR_UNKNOWN : PR_OTHER;
+    }
+    if ((int64_t)pb_get(b + len - 8) < 1) return *final = PR_NOEXPIRY;
+    pentry e[16];
+    int n;
+    return judge_body(b, len - 8, e, &n, final);
+}
+
+/* --- DUMP payloads: a body in the RDB's module-value encoding, with its CRC, for RESTORE ---------------------- */
+
+/* CRC-64 as Redis computes a DUMP payload's (Jones polynomial, reflected), bit by bit. */
+static uint64_t crc64_jones(const unsigned char *p, size_t n) {
+    uint64_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++) crc = (crc & 1) ? (crc >> 1) ^ 0x95AC9329AC4BC9B5ULL : crc >> 1;
+    }
+    return crc;
+}
+
+/* What surrounds the body in a DUMP of an rl-checks key: the type and module id, the string opcode (before),
+ * the EOF opcode and the RDB version (after); learned from a real DUMP by read_dump. */
+static unsigned char dump_head[11], dump_tail[3];
+static int dump_known;
+
+/* The body a DUMP (rdbcompression no) holds, into x; 1 if the DUMP reads as expected (and its CRC is ours). */
+static int read_dump(const redisReply *d, pblob *x) {
+    if (!d || d->type != REDIS_REPLY_STRING || d->len < 11 + 1 + 3 + 8) return 0;
+    const unsigned char *p = (const unsigned char *)d->str;
+    if (crc64_jones(p, d->len - 8) != pb_get(p + d->len - 8)) return 0;
+    size_t at = 11, len;
+    if ((p[at] >> 6) == 0) len = p[at++] & 0x3f;
+    else if ((p[at] >> 6) == 1) len = ((size_t)(p[at] & 0x3f) << 8) | p[at + 1], at += 2;
+    else return 0;
+    if (at + len + 3 + 8 != d->len || len > PB_MAX) return 0;
+    memcpy(dump_head, p, 11);
+    memcpy(dump_tail, p + at + len, 3);
+    dump_known = 1;
+    x->n = 0;
+    pb_bytes(x, p + at, len);
+    return 1;
+}
+
+/* A DUMP payload of body (any bytes: RESTORE hands them to the module's loader). */
+static size_t dump_payload(const unsigned char *body, size_t len, unsigned char *out) {
+    size_t n = 0;
+    memcpy(out, dump_head, 11);
+    n = 11;
+    if (len < 64) {
+        out[n++] = (unsigned char)len;
+    } else {
+        out[n++] = (unsigned char)(0x40 | (len >> 8));
+        out[n++] = (unsigned char)(len & 0xff);
+    }
+    memcpy(out + n, body, len);
+    n += len;
+    memcpy(out + n, dump_tail, 3);
+    n += 3;
+    uint64_t crc = crc64_jones(out, n);
+    for (int i = 0; i < 8; i++) out[n++] = (unsigned char)(crc >> (8 * i));
+    return n;
+}
+
+/* --- the harvest: real states of every kind, with a lock record ---------------------------------------------- */
+
+#define HV_SPEC                                                                                                  \
+    "LIMIT t TOKEN 10 1 1000 LIMIT w WINDOW 5 60000 LIMIT lk TOKEN 1 1 1000 LOCKOUT 1000 LIMIT lq LEAKY 10 1 1000 " \
+    "NODELAY LIMIT g SMOOTH 2.5 LIMIT q QUOTA 100 DAY LIMIT s WINDOW 10 1000 SUBWINDOWS 5"
+static pentry harvest[16];
+static int nharvest;
+static pblob harvest_body; /* the key's encoding, as the RDB holds it */
+
+static int harvest_states(void) {
+    freeReplyObject(cmd(c, "CONFIG SET rdbcompression no"));
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET hv " HV_SPEC));
+    freeReplyObject(cmd(c, "RL.CHECK hv pb:h"));
+    freeReplyObject(cmd(c, "RL.CHECK hv pb:h")); /* denied by lk: its lock starts */
+    redisReply *d = cmd(c, "DUMP pb:h");
+    int ok = CHECK(read_dump(d, &harvest_body));
+    freeReplyObject(d);
+    if (!ok) return 0;
+    unsigned final;
+    ok = CHECK(judge_body(harvest_body.b, harvest_body.n, harvest, &nharvest, &final) == (PR_OK | PR_LOCK | PR_STATE));
+    int locked = 0;
+    for (int i = 0; i < nharvest; i++) locked += harvest[i].has_rec;
+    ok = ok && CHECK(nharvest == 7 && locked == 1);
+    if (!ok) nharvest = 0;
+    return ok;
+}
+
+/* A blob of the harvested entries (idx[], k of them) under policy, with expiry expire_at_ms. */
+static void pb_of(pblob *x, const char *policy, const int *idx, int k, uint64_t expire_at_ms) {
+    pb_head(x, policy, strlen(policy), (unsigned)k);
+    for (int i = 0; i < k; i++) pb_entry(x, &harvest[idx[i]]);
+    pb_le(x, expire_at_ms);
+}
+
+#define FAR_EXPIRY 99999999999999ULL
+
+/* RL.SETSTATE key <blob> is refused with the error where the reference's reading stops (the entries before it
+ * are harvested ones: valid), and changes nothing. */
+static void blob_refused_at(const char *key, const pblob *x, const char *file, int line) {
+    unsigned final, allowed = judge_blob(x->b, x->n, &final);
+    if (final == PR_OK) {
+        check_record(0, file, line, "a crafted blob is refused by the reference");
+        return;
+    }
+    unsigned also = final == PR_TRUNC ? allowed & PR_NAME : 0; /* a name past the end: NAME_PAST_END_ALLOWS */
+    argv_t a;
+    a_reset(&a);
+    a_words(&a, "RL.SETSTATE");
+    a_str(&a, key);
+    a_bin(&a, (const char *)x->b, x->n);
+    expect_error2_at(&a, pr_text(__builtin_ctz(final)), also ? pr_text(__builtin_ctz(also)) : NULL, file, line);
+}
+#define blob_refused(key, x) blob_refused_at(key, x, __FILE__, __LINE__)
+
+static void test_policy_blobs(void) {
+    if (!harvest_states()) return;
+    pblob x;
+    const int all[] = {0, 1, 2, 3, 4, 5, 6};
+    pentry e;
+    /* the lengths around the least a policy's state holds (25 bytes) */
+    for (size_t len = 1; len <= 24; len++) {
+        pb_of(&x, "hv", all, 1, FAR_EXPIRY);
+        x.n = len;
+        blob_refused("bi:chk", &x);
+    }
+    /* no expiry */
+    pb_of(&x, "hv", all, 7, 0);
+    blob_refused("bi:chk", &x);
+    pb_of(&x, "hv", all, 7, (uint64_t)-1);
+    blob_refused("bi:chk", &x);
+    /* the policy's name: empty, too long, past the end, bad characters */
+    static const struct {
+        const char *name;
+        size_t len;
+    } bad_policies[] = {{"", 0}, {"a.b", 3}, {"\xff", 1}, {"hv\0", 3}, {"a b", 3},
+                        {"ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp", 65}};
+    for (size_t i = 0; i < sizeof bad_policies / sizeof bad_policies[0]; i++) {
+        pb_head(&x, bad_policies[i].name, bad_policies[i].len, 1);
+        pb_entry(&x, &harvest[0]);
+        pb_le(&x, FAR_EXPIRY);
+        blob_refused("bi:chk", &x);
+    }
+    for (unsigned len = 200; len <= 255; len += 55) { /* a name longer than the blob */
+        pb_of(&x, "hv", all, 1, FAR_EXPIRY);
+        x.b[1] = (unsigned char)len;
+        blob_refused("bi:chk", &x);
+    }
+    /* counts: none, 17, 255, more than there are, fewer */
+    static const unsigned counts[] = {0, 17, 255, 8, 2, 6};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+        x.b[4] = (unsigned char)counts[i];
+        blob_refused(MISSING_KEY, &x);
+    }
+    /* an entry's kind: a limiter a policy does not hold, none */
+    static const unsigned char bad_tags[] = {'S', 'C', 'K', 'P', 'X', 0, 't', 0xff};
+    for (size_t i = 0; i < sizeof bad_tags / sizeof bad_tags[0]; i++) {
+        e = harvest[0];
+        e.tag = bad_tags[i];
+        pb_head(&x, "hv", 2, 2);
+        pb_entry(&x, &harvest[1]);
+        pb_entry(&x, &e);
+        pb_le(&x, FAR_EXPIRY);
+        blob_refused("bi:chk", &x);
+    }
+    /* an entry's name: empty, 33 characters, bad characters, twice (same kind or not), a wrong length */
+    static const struct {
+        const char *name;
+        unsigned len;
+    } bad_names[] = {{"", 0}, {"lllllllllllllllllllllllllllllllll", 33}, {"a.b", 3}, {"\0", 1}, {"w", 1}, {"t", 1}};
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+        e = harvest[0];
+        memcpy(e.name, bad_names[i].name, bad_names[i].len);
+        e.name_len = bad_names[i].len;
+        const int two[] = {0, 1};
+        pb_head(&x, "hv", 2, 3);
+        pb_entry(&x, &harvest[two[0]]);
+        pb_entry(&x, &harvest[two[1]]);
+        pb_entry(&x, &e);
+        pb_le(&x, FAR_EXPIRY);
+        blob_refused("bi:chk", &x);
+    }
+    for (int delta = -1; delta <= 1; delta += 2) { /* the name's length one off: the rest read out of step */
+        pb_of(&x, "hv", all + 1, 1, FAR_EXPIRY);
+        x.b[6] = (unsigned char)(x.b[6] + delta);
+        blob_refused("bi:chk", &x);
+    }
+    /* a name that runs past the body, into the expiry's bytes (not valid characters, then valid ones) */
+    for (int k = 0; k < 2; k++) {
+        pb_head(&x, "hv", 2, 1);
+        pb_byte(&x, 'T');
+        pb_byte(&x, 8);
+        pb_le(&x, k ? 0x6161616161616161ULL : 0x0101010101010101ULL);
+        blob_refused("bi:chk", &x);
+    }
+    /* words: more than any state (65, 255), a count its state does not have, none and no record */
+    static const unsigned bad_words[] = {65, 255, 3, 1, 0};
+    for (size_t i = 0; i < sizeof bad_words / sizeof bad_words[0]; i++) {
+        e = harvest[0];
+        e.words = bad_words[i];
+        for (unsigned k = 2; k < e.words; k++) e.w[k] = 0;
+        pb_head(&x, "hv", 2, 1);
+        pb_entry(&x, &e);
+        pb_le(&x, FAR_EXPIRY);
+        if (bad_words[i] == 3 || bad_words[i] == 1) { /* well formed, not a state: the module's call, refused */
+            argv_t a;
+            a_reset(&a);
+            a_words(&a, "RL.SETSTATE bi:chk");
+            a_bin(&a, (const char *)x.b, x.n);
+            expect_error(&a, pr_text(__builtin_ctz(PR_STATE)));
+        } else {
+            blob_refused("bi:chk", &x);
+        }
+    }
+    /* has_rec other than 0 and 1; an entry's expiry below 0 or past the last instant */
+    e = harvest[0];
+    e.has_rec = 2;
+    pb_head(&x, "hv", 2, 1);
+    pb_entry(&x, &e);
+    pb_le(&x, FAR_EXPIRY);
+    blob_refused("bi:chk", &x);
+    static const int64_t bad_expiries[] = {-1, INT64_MIN, MAX_ENTRY_EXPIRE_MS + 1, INT64_MAX};
+    for (size_t i = 0; i < sizeof bad_expiries / sizeof bad_expiries[0]; i++) {
+        e = harvest[1];
+        e.expire_ms = bad_expiries[i];
+        pb_head(&x, "hv", 2, 1);
+        pb_entry(&x, &e);
+        pb_le(&x, FAR_EXPIRY);
+        blob_refused("bi:chk", &x);
+    }
+    /* bytes after the last entry, or before the expiry */
+    for (int extra = 1; extra <= 9; extra += 4) {
+        pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+        x.n -= 8;
+        for (int i = 0; i < extra; i++) pb_byte(&x, 0);
+        pb_le(&x, FAR_EXPIRY);
+        blob_refused("bi:chk", &x);
+    }
+    /* cut anywhere: every length from the whole body down to the tag, with a valid expiry after it */
+    pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+    size_t body = x.n - 8;
+    for (size_t cut = 1; cut + 17 <= body; cut++) {
+        pblob y;
+        y.n = 0;
+        pb_bytes(&y, x.b, body - cut);
+        pb_le(&y, FAR_EXPIRY);
+        blob_refused("bi:chk", &y);
+    }
+    /* a valid state on a key of another type: WRONGTYPE, after the blob is read */
+    pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+    for (int k = 0; k < NTYPED; k++) {
+        if (strcmp(typed_kinds[k], "rl-checks") == 0) continue;
+        bin blob = {(const char *)x.b, x.n};
+        setstate_case(typed_keys[k], &blob, 1, WRONGTYPE);
+    }
+    /* other counts of arguments: the readable form reads them */
+    bin blob = {(const char *)x.b, x.n};
+    bin more[] = {blob, B("PXAT")};
+    setstate_case("bi:chk", more, 2, "ERR wrong number of arguments for 'rl.setstate' command");
+    bin words[] = {blob, B("0"), B("0")};
+    setstate_case("bi:chk", words, 3, "ERR kind: must be one of TOKEN, LEAKY, WINDOW, SMOOTH, QUOTA");
+
+    /* Valid ones are taken, replace the key's value whole, and RL.CHECK_RO reads them: every entry, one, 16
+     * of 32-character names under a 64-character policy, a lock record alone, entries of limits the policy
+     * does not have. */
+    static const char *const p64 = "hvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhvhv";
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s " HV_SPEC, p64));
+    struct {
+        const char *policy;
+        int k;
+    } valid[] = {{"hv", 7}, {"hv", 1}, {p64, 16}, {"hv", -1}, {"hv", 0}};
+    for (size_t v = 0; v < sizeof valid / sizeof valid[0]; v++) {
+        int k = valid[v].k;
+        if (k == 16) {
+            pb_head(&x, p64, 64, 16);
+            for (int i = 0; i < 16; i++) {
+                e = harvest[i % nharvest];
+                snprintf(e.name, sizeof e.name, "%-31d%c", i, 'x');
+                for (int j = 0; j < 31; j++)
+                    if (e.name[j] == ' ') e.name[j] = '-';
+                e.name_len = 32;
+                pb_entry(&x, &e);
+            }
+            pb_le(&x, FAR_EXPIRY);
+        } else if (k == -1) { /* the locked entry's record alone */
+            for (int i = 0; i < nharvest; i++)
+                if (harvest[i].has_rec) e = harvest[i];
+            e.words = 0;
+            pb_head(&x, "hv", 2, 1);
+            pb_entry(&x, &e);
+            pb_le(&x, FAR_EXPIRY);
+        } else if (k == 0) { /* a name the policy does not have: read as a new limit, kept until written */
+            e = harvest[0];
+            memcpy(e.name, "gone", 4);
+            e.name_len = 4;
+            pb_head(&x, "hv", 2, 2);
+            pb_entry(&x, &harvest[1]);
+            pb_entry(&x, &e);
+            pb_le(&x, FAR_EXPIRY);
+        } else {
+            pb_of(&x, "hv", all, k, FAR_EXPIRY);
+        }
+        unsigned final;
+        judge_blob(x.b, x.n, &final);
+        CHECK_EQ(final, PR_OK);
+        for (int key = 0; key < 2; key++) {
+            const char *name = key ? "pb:new" : "pb:h"; /* a missing key, and the harvested key */
+            redisReply *r = cmd(c, "RL.SETSTATE %s %b", name, (const char *)x.b, x.n);
+            if (!CHECK(reply_is_status(r, "OK"))) fprintf(stderr, "     valid blob %zu: %s\n", v, r->str ? r->str : "?");
+            freeReplyObject(r);
+            CHECK_EQ(cmd_int(c, "PEXPIRETIME %s", name), (long long)FAR_EXPIRY);
+            redisReply *d = cmd(c, "DUMP %s", name);
+            pblob back;
+            CHECK(read_dump(d, &back) && back.n == x.n - 8 && memcmp(back.b, x.b, back.n) == 0);
+            freeReplyObject(d);
+            r = cmd(c, "RL.CHECK_RO %s %s", valid[v].policy, name);
+            CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + 7);
+            freeReplyObject(r);
+            cases_tried++;
+        }
+        CHECK_EQ(cmd_int(c, "DEL pb:new"), 1);
+    }
+    CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", p64), 1);
+}
+
+/* Every byte of a valid blob changed (each of a few ways), the blob cut at every length, one byte put in:
+ * each answer one the reference allows; a refused one changes nothing (a valid value in the key, or no key);
+ * a taken one is read by RL.CHECK_RO (a reply, or the key's policy is another); RESTORE of the same body takes
+ * it exactly when RL.SETSTATE does. */
+#define MUT_BATCH 40
+static void test_blob_mutations(void) {
+    if (!nharvest || !dump_known) return;
+    pblob orig;
+    const int all[] = {0, 1, 2, 3, 4, 5, 6};
+    pb_of(&orig, "hv", all, 7, FAR_EXPIRY);
+    static pblob muts[MUT_BATCH];
+    static const int ways = 7;
+    size_t positions = orig.n - 8; /* the body: the expiry's faults are test_policy_blobs' */
+    long long total = 2 * positions * ways + positions, bad_answer = 0, changed = 0, unread = 0, disagree = 0,
+              taken = 0;
+    static unsigned char payload[PB_MAX + 64];
+    for (long long done = 0; done < total && !connection_lost; done += MUT_BATCH) {
+        int nb = 0;
+        for (long long m = done; m < total && nb < MUT_BATCH; m++, nb++) {
+            pblob *x = &muts[nb];
+            size_t at = (size_t)(m / ways) % positions;
+            int way = (int)(m % ways);
+            x->n = 0;
+            if (m < (long long)positions * ways * 2) {
+                pb_bytes(x, orig.b, orig.n);
+                unsigned char v = x->b[at];
+                static const int deltas[] = {1, -1};
+                x->b[at] = way == 0   ? v ^ 0x01
+                           : way == 1 ? v ^ 0x80
+                           : way == 2 ? 0
+                           : way == 3 ? 0xff
+                           : way == 4 ? (unsigned char)(v + deltas[m / (positions * ways)])
+                           : way == 5 ? (unsigned char)(v + 32)
+                                      : (unsigned char)'a';
+                if (m >= (long long)positions * ways) { /* the second pass: a byte put in at 'at' as well */
+                    memmove(x->b + at + 1, x->b + at, x->n - at);
+                    x->b[at] = (unsigned char)(way * 37);
+                    x->n++;
+                }
+            } else { /* cut at every length, the expiry kept */
+                size_t keep = (size_t)(m - positions * ways * 2);
+                pb_bytes(x, orig.b, keep);
+                pb_le(x, FAR_EXPIRY);
+            }
+            const char *key = m % 2 ? "pb:m" : "pb:none";
+            redisAppendCommand(c, "RL.SETSTATE pb:m %b", (const char *)orig.b, orig.n);
+            redisAppendCommand(c, "DUMP %s", key);
+            redisAppendCommand(c, "PEXPIRETIME %s", key);
+            redisAppendCommand(c, "RL.SETSTATE %s %b", key, (const char *)x->b, x->n);
+            redisAppendCommand(c, "DUMP %s", key);
+            redisAppendCommand(c, "PEXPIRETIME %s", key);
+            redisAppendCommand(c, "RL.CHECK_RO hv %s", key);
+            size_t plen = dump_payload(x->b, x->n - 8, payload);
+            redisAppendCommand(c, "RESTORE pb:r 0 %b REPLACE", (const char *)payload, plen);
+            redisAppendCommand(c, "DEL pb:none pb:r");
+            redisAppendCommand(c, "PING");
+        }
+        for (int i = 0; i < nb && !connection_lost; i++) {
+            redisReply *rep[10];
+            for (int k = 0; k < 10; k++) rep[k] = get_reply();
+            if (connection_lost) {
+                CHECK(!"the server survives every mutated blob");
+                break;
+            }
+            const pblob *x = &muts[i];
+            unsigned final, allowed = judge_blob(x->b, x->n, &final);
+            int bit = pr_of(rep[3]);
+            int ok = bit >= 0 && (allowed & (1u << bit));
+            if (final == PR_OTHER) { /* another tag's form: an error, or a state of that form */
+                ok = rep[3]->type == REDIS_REPLY_ERROR && printable(rep[3]->str, rep[3]->len);
+                bit = -1;
+            }
+            if (!ok && bad_answer++ < 10) {
+                fprintf(stderr, "     mutated blob (%zu bytes):", x->n);
+                for (size_t k = 0; k < x->n; k++) fprintf(stderr, "%02x", x->b[k]);
+                fprintf(stderr, "\n     got: %s, allowed 0x%x\n", rep[3]->str ? rep[3]->str : "?", allowed);
+            }
+            if (bit != 0) { /* refused: the key as it was */
+                int same = rep[1]->type == rep[4]->type && rep[1]->len == rep[4]->len &&
+                           (rep[1]->len == 0 || memcmp(rep[1]->str, rep[4]->str, rep[1]->len) == 0) &&
+                           rep[2]->integer == rep[5]->integer;
+                changed += !same;
+            } else {
+                taken++;
+                const redisReply *r = rep[6];
+                int read = (r->type == REDIS_REPLY_ARRAY && r->elements == 3 + 7) ||
+                           (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ERR key was checked under policy '", 34) == 0);
+                if (!read && unread++ < 5) fprintf(stderr, "     RL.CHECK_RO of a taken blob: %s\n", r->str ? r->str : "(array)");
+            }
+            /* RESTORE: the same decoder; only the body's own faults count (its expiry is valid) */
+            int restored = reply_is_status(rep[7], "OK");
+            int restore_refused = rep[7]->type == REDIS_REPLY_ERROR && strcmp(rep[7]->str, "ERR Bad data format") == 0;
+            int setstate_took = bit == 0;
+            int short_blob = x->n < 25; /* RL.SETSTATE's cell form answers; the loader refuses it */
+            if (!(restored || restore_refused) || (restored != setstate_took && !short_blob) || (short_blob && restored)) {
+                if (disagree++ < 5)
+                    fprintf(stderr, "     RESTORE %s, RL.SETSTATE %s (%zu bytes)\n", rep[7]->str ? rep[7]->str : "OK",
+                            rep[3]->str ? rep[3]->str : "?", x->n);
+            }
+            for (int k = 0; k < 10; k++) freeReplyObject(rep[k]);
+        }
+    }
+    fuzz_tried += total;
+    CHECK_EQ(bad_answer, 0);
+    CHECK_EQ(changed, 0);
+    CHECK_EQ(unread, 0);
+    CHECK_EQ(disagree, 0);
+    CHECK(taken > 20); /* the words' bytes: many changes leave a valid state */
+    printf("  mutated policy states: %lld, %lld of them taken\n", total, taken);
+}
+
+/* The server's last log lines (why a load failed), to stderr. */
+static void print_log_tail(int lines) {
+    char path[300], buf[512], tail[16][512];
+    snprintf(path, sizeof path, "%s/redis.log", srv->dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    int n = 0;
+    while (fgets(buf, sizeof buf, f)) snprintf(tail[n++ % 16], sizeof tail[0], "%s", buf);
+    fclose(f);
+    for (int i = n > lines ? n - lines : 0; i < n; i++) fprintf(stderr, "     log: %s", tail[i % 16]);
+}
+
+/* RL.POLICY LIST, and GET of every name it lists, serialized. */
+static char *policies_state(size_t *len) {
+    redisReply *list = cmd(c, "RL.POLICY LIST");
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    ser_reply(&buf, len, &cap, list);
+    for (size_t i = 0; list->type == REDIS_REPLY_ARRAY && i < list->elements; i++) {
+        redisReply *g = cmd(c, "RL.POLICY GET %b", list->element[i]->str, list->element[i]->len);
+        ser_reply(&buf, len, &cap, g);
+        freeReplyObject(g);
+    }
+    freeReplyObject(list);
+    return buf;
+}
+
+/* RDB: keys holding valid states (harvested, crafted), saved and loaded back by DEBUG RELOAD, are equal (DUMP,
+ * PEXPIRETIME, RL.CHECK_RO's answer), and the policies are the same (LIST, GET). */
+static void test_policy_rdb(void) {
+    if (!nharvest) return;
+    pblob x;
+    const int some[] = {2, 0, 5};
+    pb_of(&x, "hv", some, 3, FAR_EXPIRY);
+    redisReply *r = cmd(c, "RL.SETSTATE pb:rdb1 %b", (const char *)x.b, x.n);
+    CHECK(reply_is_status(r, "OK"));
+    freeReplyObject(r);
+    static const char *const keys[] = {"pb:h", "pb:rdb1", "bi:chk", "pb:m"};
+    static const char *const policies[] = {"hv", "hv", "bp", "hv"};
+    enum { NK = 4 };
+    char *before[NK * 3], *after[NK * 3];
+    size_t lb[NK * 3], la[NK * 3];
+    for (int pass = 0; pass < 2; pass++) {
+        char **out = pass ? after : before;
+        size_t *len = pass ? la : lb;
+        for (int k = 0; k < NK; k++) {
+            redisAppendCommand(c, "DUMP %s", keys[k]);
+            redisAppendCommand(c, "PEXPIRETIME %s", keys[k]);
+            redisAppendCommand(c, "RL.CHECK_RO %s %s", policies[k], keys[k]);
+            for (int j = 0; j < 3; j++) {
+                redisReply *x2 = get_reply();
+                size_t cap = 0;
+                out[k * 3 + j] = NULL;
+                len[k * 3 + j] = 0;
+                if (!x2) continue;
+                if (j == 0) CHECK(x2->type == REDIS_REPLY_STRING); /* the key is there */
+                ser_reply(&out[k * 3 + j], &len[k * 3 + j], &cap, x2);
+                freeReplyObject(x2);
+            }
+        }
+        if (!pass) {
+            size_t l0, l1;
+            char *policies_before = policies_state(&l0);
+            if (!CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"))) print_log_tail(12);
+            char *policies_after = policies_state(&l1);
+            CHECK(policies_before && policies_after && l0 == l1 && memcmp(policies_before, policies_after, l0) == 0);
+            free(policies_before);
+            free(policies_after);
+        }
+    }
+    for (int i = 0; i < NK * 3; i++) {
+        if (!CHECK(before[i] && after[i] && lb[i] == la[i] && memcmp(before[i], after[i], lb[i]) == 0))
+            fprintf(stderr, "     %s: %s differs after DEBUG RELOAD\n", keys[i / 3],
+                    i % 3 == 0 ? "DUMP" : i % 3 == 1 ? "PEXPIRETIME" : "RL.CHECK_RO");
+        free(before[i]);
+        free(after[i]);
+    }
+    r = cmd(c, "RL.POLICY GET hv");
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements > 0);
+    freeReplyObject(r);
+}
+
+/* Errors a policy makes long are answered whole: a limiter's longest message after a limit's number and name
+ * (a 6-character name at LIMIT 1, the longest at LIMIT 16), and the other-policy error between two names of
+ * 64 characters. */
+static void test_policy_long_errors(void) {
+    static const char *const name32 = "limit-name-of-thirty-two-chars-x";
+    argv_t a;
+    a_policy_set(&a, "bp");
+    a_words(&a, "LIMIT second TOKEN 1001 1 1000000000");
+    char expected[400];
+    snprintf(expected, sizeof expected, "ERR LIMIT 1 (second): %s", cmds[0].combo_error + 4);
+    expect_error(&a, expected);
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS - 1);
+    a_str(&a, "LIMIT");
+    a_str(&a, name32);
+    a_words(&a, "LEAKY 1001 1 1000000000");
+    snprintf(expected, sizeof expected, "ERR LIMIT 16 (%s): %s", name32, cmds[1].combo_error + 4);
+    expect_error(&a, expected);
+    static const char *const pa = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                             *pz = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s LIMIT a TOKEN 10 1 1000", pa));
+    CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s LIMIT a TOKEN 10 1 1000", pz));
+    freeReplyObject(cmd(c, "RL.CHECK %s pl:long", pa));
+    a_reset(&a);
+    a_str(&a, "RL.CHECK");
+    a_str(&a, pz);
+    a_str(&a, "pl:long");
+    snprintf(expected, sizeof expected, "ERR key was checked under policy '%s', not '%s'", pa, pz);
+    expect_error(&a, expected);
+    CHECK_EQ(cmd_int(c, "DEL pl:long"), 1);
+    CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", pa), 1);
+    CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", pz), 1);
+}
+
+/* Every key a command wrote loads back: each key's DUMP is taken by RESTORE (the RDB's loader), and DEBUG
+ * RELOAD succeeds. First a lease renewed after the clock went back (its end before its acquisition). */
+static void test_every_key_loads(void) {
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
+    freeReplyObject(cmd(c, "RL.ACQUIRE lr:back 10 1000000 ID x"));
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0 - 500000));
+    CHECK_EQ(cmd_int(c, "RL.RENEW lr:back x 1000"), 1);
+    CHECK(cmd_status_is(c, "OK", "RL.CLOCK SET %lld", T0));
+    redisReply *keys = cmd(c, "KEYS *");
+    long long refused = 0;
+    for (size_t i = 0; keys->type == REDIS_REPLY_ARRAY && i < keys->elements; i++) {
+        const redisReply *k = keys->element[i];
+        redisReply *d = cmd(c, "DUMP %b", k->str, k->len);
+        if (d->type == REDIS_REPLY_STRING) {
+            redisReply *r = cmd(c, "RESTORE rl:reload-copy 0 %b REPLACE", d->str, d->len);
+            if (!reply_is_status(r, "OK") && refused++ < 5) {
+                redisReply *t = cmd(c, "TYPE %b", k->str, k->len);
+                fprintf(stderr, "     %.*s (%s): its DUMP is refused: %s\n", (int)k->len, k->str, t->str, r->str);
+                freeReplyObject(t);
+            }
+            freeReplyObject(r);
+        }
+        freeReplyObject(d);
+    }
+    freeReplyObject(keys);
+    freeReplyObject(cmd(c, "DEL rl:reload-copy"));
+    CHECK_EQ(refused, 0);
+    if (!CHECK(cmd_status_is(c, "OK", "DEBUG RELOAD"))) print_log_tail(4);
+}
+
+/* --- random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md -------------------
+ * RL.POLICY SET vectors of 0 to 17 limits of TOKEN, LEAKY and WINDOW clauses (numbers at the edges, options
+ * repeated, conflicting, missing their values, others' options, junk, unknown kinds, bad and repeated names),
+ * RL.CHECK and RL.CHECK_RO vectors on keys of every sort under known and unknown policies, and GET, DEL, LIST
+ * and unknown subcommands. The reference keeps its own record of the policies (which exist, their count of
+ * limits, SHADOW) and of which policy each key belongs to. Each answer is the predicted error exactly, or a
+ * reply of the predicted shape; an error changes no policy and no key; a taken SET is answered back by GET as
+ * sent. */
+
+typedef struct copt {
+    const char *name;
+    int value;
+    long long min, max;
+    const char *conflicts[3];
+} copt;
+
+typedef struct ckind {
+    const char *kind;
+    int nparams;
+    const char *pname[3];
+    int rate; /* 1: capacity * period / rate bounded (TOKEN, LEAKY) */
+    copt opts[7];
+    int nopts;
+} ckind;
+
+/* A clause's options as the read-only form's table lists them (module/syntax.c's order: the first conflicting
+ * option in it is the one an error names). */
+static const ckind ckinds[] = {
+    {"TOKEN", 3, {"capacity", "refill_tokens", "refill_ms"}, 1,
+     {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "ATMOST", "FORCE"}},
+      {"INTERVAL", 0, 0, 0, {NULL}}, {"ATMOST", 0, 0, 0, {"REFUND", "FORCE"}}, {"FORCE", 0, 0, 0, {"REFUND", "ATMOST"}}},
+     5},
+    {"LEAKY", 3, {"capacity", "leak_tokens", "leak_ms"}, 1,
+     {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "FORCE"}},
+      {"NODELAY", 0, 0, 0, {NULL}}, {"FORCE", 0, 0, 0, {"REFUND"}}},
+     4},
+    {"WINDOW", 2, {"limit", "window_ms"}, 0,
+     {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "ATMOST", "FORCE"}},
+      {"FIXED", 0, 0, 0, {"SLIDING", "SUBWINDOWS"}}, {"SLIDING", 0, 0, 0, {"FIXED", "SUBWINDOWS"}},
+      {"SUBWINDOWS", 1, 2, 60, {"FIXED", "SLIDING"}}, {"ATMOST", 0, 0, 0, {"REFUND", "FORCE"}},
+      {"FORCE", 0, 0, 0, {"REFUND", "ATMOST"}}},
+     7},
+};
+
+/* The policies the vectors name, and the reference's record of them. */
+typedef struct pmodel {
+    const char *name;
+    size_t len;
+    int exists, n, shadow;
+} pmodel;
+#define P64 "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP"
+static pmodel pmodels[] = {{"bp", 2, 1, BP_LIMITS, 0}, {"bp2", 3, 1, 1, 1}, {"rp", 2, 0, 0, 0},
+                           {"rq", 2, 0, 0, 0},         {"Rp-_9", 5, 0, 0, 0}, {P64, 64, 0, 0, 0}};
+#define NPMODELS ((int)(sizeof pmodels / sizeof pmodels[0]))
+static const bin set_names[] = {B("rp"), B("rq"), B("Rp-_9"), B(P64), B(P64 "P"), B(""), B("a.b"), B("\xff"), B("r p")};
+static const bin check_names[] = {B("bp"), B("bp2"), B("rp"), B("rq"), B(P64), B("nosuch"), B(""), B("b\0p"), B(P64 "P")};
+static const bin limit_names[] = {B("a"), B("b"), B("sec"), B("A"), B("l-_"), B(""), B("x.y"), B("\r\n"),
+                                  B("lllllllllllllllllllllllllllllllll"), B("llllllllllllllllllllllllllllllll")};
+#define NKEYS_P 6
+static const bin pkeys[NKEYS_P] = {B("fp:0"), B("fp:1"), B("fp:2"), B("fp:\0\r\n"), B("fp:str"), B("fp:tok")};
+static char key_owner[NKEYS_P][80]; /* the policy a key of type rl-checks was created under */
+
+static pmodel *pmodel_of(const char *s, size_t n) {
+    for (int i = 0; i < NPMODELS; i++)
+        if (pmodels[i].len == n && memcmp(pmodels[i].name, s, n) == 0) return &pmodels[i];
+    return NULL;
+}
+
+/* An argument as errors show it: printable, no quote, at most 32 characters (the last three "..." when cut). */
+static void shown_as(char out[40], const char *s, size_t n) {
+    size_t j = 0;
+    for (size_t k = 0; k < n && j < 32; k++) {
+        unsigned char ch = (unsigned char)s[k];
+        out[j++] = (ch >= 0x20 && ch < 0x7f && ch != '\'') ? (char)ch : '?';
+    }
+    if (n > 32) out[29] = out[30] = out[31] = '.';
+    out[j] = '\0';
+}
+
+static int valid_name(const char *s, size_t n, size_t max) { return name_ok((const unsigned char *)s, n, max); }
+
+/* What the reference says of a vector. */
+typedef struct pverdict {
+    int kind;            /* P_ERR, P_OK (SET, FLUSH), P_SIX (a check's reply), P_INT (DEL), P_LEASES (GET, LIST) */
+    char error[400];
+    int n, shadow;       /* SET: the policy's; a check: its policy's */
+    int dry, waits, unmodeled;
+    pmodel *policy;      /* SET, DEL, a check: the policy named (NULL: none of the record's) */
+    int key;             /* a check: its key's index */
+} pverdict;
+
+static int pv_error(pverdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int pv_error(pverdict *v, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->error, sizeof v->error, fmt, ap);
+    va_end(ap);
+    v->kind = P_ERR;
+    return -1;
+}
+
+static const copt *copt_named(const ckind *k, const char *s, size_t n) {
+    for (int i = 0; i < k->nopts; i++)
+        if (eq_ci(s, n, k->opts[i].name)) return &k->opts[i];
+    return NULL;
+}
+
+/* Clause i (1-based) of a SET at args[*at] (the kind), named nm: 0, or -1 with v's error. */
+static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverdict *v) {
+    int nargs = a->argc;
+    const ckind *k = NULL;
+    static const char *const others[] = {"SLIDINGLOG", "SMOOTH", "CONCURRENCY", "QUOTA"};
+    for (size_t o = 0; o < sizeof others / sizeof others[0]; o++)
+        if (*at < nargs && eq_ci(a->v[*at], a->l[*at], others[o])) v->unmodeled = 1;
+    for (size_t j = 0; j < sizeof ckinds / sizeof ckinds[0]; j++)
+        if (*at < nargs && eq_ci(a->v[*at], a->l[*at], ckinds[j].kind)) k = &ckinds[j];
+    if (!k) return pv_error(v, "ERR LIMIT %d (%s): " KIND_ERR, i, nm);
+    *at += 1;
+    if (nargs - *at < k->nparams) return pv_error(v, "ERR LIMIT %d (%s): %s needs %d numbers", i, nm, k->kind, k->nparams);
+    long long p[3];
+    for (int j = 0; j < k->nparams; j++, *at += 1)
+        if (!strict_ll(a->v[*at], a->l[*at], &p[j]) || p[j] < 1 || p[j] > MAX_COUNT)
+            return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between 1 and %lld", i, nm, k->pname[j], MAX_COUNT);
+    unsigned given = 0;
+    long long subwindows = 0;
+    for (; *at < nargs; *at += 1) {
+        if (eq_ci(a->v[*at], a->l[*at], "LIMIT")) break;
+        const copt *o = copt_named(k, a->v[*at], a->l[*at]);
+        if (!o) break;
+        int oi = (int)(o - k->opts);
+        if (given & (1u << oi)) return pv_error(v, "ERR LIMIT %d (%s): %s: given more than once", i, nm, o->name);
+        for (int j = 0; j < k->nopts; j++) /* the first in the table's order */
+            for (int c2 = 0; c2 < 3 && o->conflicts[c2]; c2++)
+                if ((given & (1u << j)) && strcmp(k->opts[j].name, o->conflicts[c2]) == 0)
+                    return pv_error(v, "ERR LIMIT %d (%s): %s: cannot be combined with %s", i, nm, o->name, k->opts[j].name);
+        given |= 1u << oi;
+        if (!o->value) continue;
+        if (++*at == nargs) return pv_error(v, "ERR LIMIT %d (%s): %s: needs a value", i, nm, o->name);
+        long long val;
+        if (!strict_ll(a->v[*at], a->l[*at], &val) || val < o->min || val > o->max)
+            return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between %lld and %lld", i, nm, o->name, o->min,
+                            o->max);
+        if (strcmp(o->name, "SUBWINDOWS") == 0) subwindows = val;
+    }
+    if (*at < nargs && !eq_ci(a->v[*at], a->l[*at], "LIMIT")) {
+        char shown[40];
+        shown_as(shown, a->v[*at], a->l[*at]);
+        return pv_error(v, "ERR LIMIT %d (%s): '%s' is not an option of %s", i, nm, shown, k->kind);
+    }
+    const copt *atmost = copt_named(k, "ATMOST", 6), *force = copt_named(k, "FORCE", 5), *nodelay = copt_named(k, "NODELAY", 7);
+    if (atmost && (given & (1u << (atmost - k->opts)))) return pv_error(v, "ERR LIMIT %d (%s): " ATMOST_ERR, i, nm);
+    if (k->rate && (__int128)p[0] * p[2] > (__int128)MAX_COUNT * p[1]) {
+        const cmddef *d = &cmds[strcmp(k->kind, "TOKEN") == 0 ? 0 : 1];
+        return pv_error(v, "ERR LIMIT %d (%s): %s", i, nm, d->combo_error + 4);
+    }
+    if (nodelay && (given & (1u << (force - k->opts))) && !(given & (1u << (nodelay - k->opts))))
+        return pv_error(v, "ERR LIMIT %d (%s): FORCE: needs NODELAY (a shaping bucket queues requests: it has no debt, a "
+                           "policing one does)", i, nm);
+    if (subwindows && p[1] % subwindows != 0)
+        return pv_error(v, "ERR LIMIT %d (%s): SUBWINDOWS: window_ms must be a multiple of n (%lld is not a multiple of %lld)",
+                        i, nm, p[1], subwindows);
+    return 0;
+}
+
+/* RL.POLICY SET name [SHADOW] LIMIT limit_name spec ... (docs/commands.md#rlpolicy). */
+static void predict_policy_set(const argv_t *a, pverdict *v) {
+    v->policy = a->argc > 2 ? pmodel_of(a->v[2], a->l[2]) : NULL;
+    if (a->argc < 3) {
+        pv_error(v, "ERR wrong number of arguments for 'rl.policy|set' command");
+        return;
+    }
+    if (!valid_name(a->v[2], a->l[2], 64)) {
+        pv_error(v, POLICY_NAME_ERR);
+        return;
+    }
+    int at = 3, n = 0;
+    v->shadow = at < a->argc && eq_ci(a->v[at], a->l[at], "SHADOW");
+    at += v->shadow;
+    const char *names[17];
+    size_t lens[17];
+    while (at < a->argc) {
+        if (n == MAX_POLICY_LIMITS) {
+            pv_error(v, LIMIT_COUNT_ERR);
+            return;
+        }
+        if (!eq_ci(a->v[at], a->l[at], "LIMIT")) {
+            char shown[40];
+            shown_as(shown, a->v[at], a->l[at]);
+            pv_error(v, "ERR '%s': expected %sLIMIT limit_name kind ...", shown, n == 0 && at == 3 ? "SHADOW or " : "");
+            return;
+        }
+        at++;
+        if (at >= a->argc || !valid_name(a->v[at], a->l[at], 32)) {
+            pv_error(v, "ERR LIMIT %d: " LIMIT_NAME_ERR, n + 1);
+            return;
+        }
+        char nm[40];
+        snprintf(nm, sizeof nm, "%.*s", (int)a->l[at], a->v[at]);
+        names[n] = a->v[at];
+        lens[n] = a->l[at];
+        at++;
+        for (int j = 0; j < n; j++)
+            if (lens[j] == lens[n] && memcmp(names[j], names[n], lens[n]) == 0) {
+                pv_error(v, "ERR LIMIT %d (%s): limit name used twice (LIMIT %d has it)", n + 1, nm, j + 1);
+                return;
+            }
+        for (int j = at; j < a->argc && !eq_ci(a->v[j], a->l[j], "LIMIT"); j++)
+            if (eq_ci(a->v[j], a->l[j], "REFUND")) {
+                pv_error(v, "ERR LIMIT %d (%s): " REFUND_ERR, n + 1, nm);
+                return;
+            }
+        if (predict_clause(a, &at, n + 1, nm, v) != 0) return;
+        n++;
+    }
+    if (n == 0) {
+        pv_error(v, LIMIT_COUNT_ERR);
+        return;
+    }
+    v->kind = P_OK;
+    v->n = n;
+}
+
+/* RL.CHECK / RL.CHECK_RO policy key [options] (docs/commands.md#rlcheck), the key of type keytype. */
+static void predict_check(const argv_t *a, int ro, const char *keytype, pverdict *v) {
+    const char *lname = ro ? "rl.check_ro" : "rl.check";
+    if (a->argc < 3 || a->argc - 3 > MAX_ARGS) {
+        pv_error(v, "ERR wrong number of arguments for '%s' command", lname);
+        return;
+    }
+    unsigned given = 0;
+    static const char *const opts[] = {"COST", "DRYRUN", "WAIT"};
+    for (int i = 3; i < a->argc; i++) {
+        int o = -1;
+        for (int k = 0; k < 3; k++)
+            if (eq_ci(a->v[i], a->l[i], opts[k]) && !(ro && k > 0)) o = k;
+        if (o < 0) {
+            char shown[40];
+            shown_as(shown, a->v[i], a->l[i]);
+            pv_error(v, "ERR '%s': not an option of %s", shown, lname);
+            return;
+        }
+        if (given & (1u << o)) {
+            pv_error(v, "ERR %s: given more than once", opts[o]);
+            return;
+        }
+        given |= 1u << o;
+        if (o == 1) continue;
+        if (++i == a->argc) {
+            pv_error(v, "ERR %s: needs a value", opts[o]);
+            return;
+        }
+        long long val;
+        long long min = o == 0 ? 0 : 1;
+        if (!strict_ll(a->v[i], a->l[i], &val) || val < min || val > MAX_COUNT) {
+            pv_error(v, "ERR %s: must be an integer between %lld and %lld", opts[o], min, MAX_COUNT);
+            return;
+        }
+    }
+    v->dry = ro || (given & 2);
+    v->waits = (given & 4) != 0;
+    pmodel *m = pmodel_of(a->v[1], a->l[1]);
+    v->policy = m;
+    if (!m || !m->exists) {
+        char shown[40];
+        shown_as(shown, a->v[1], a->l[1]);
+        pv_error(v, "ERR policy '%s': no such policy", shown);
+        return;
+    }
+    if (strcmp(keytype, "none") != 0 && strcmp(keytype, "rl-checks") != 0) {
+        pv_error(v, WRONGTYPE);
+        return;
+    }
+    if (strcmp(keytype, "rl-checks") == 0 && strcmp(key_owner[v->key], m->name) != 0) {
+        pv_error(v, "ERR key was checked under policy '%s', not '%s'", key_owner[v->key], m->name);
+        return;
+    }
+    v->kind = P_SIX;
+    v->n = m->n;
+    v->shadow = m->shadow;
+}
+
+static void predict_policy(const argv_t *a, const char *keytype, pverdict *v) {
+    memset(v, 0, sizeof *v);
+    v->key = -1;
+    if (eq_ci(a->v[0], a->l[0], "RL.CHECK") || eq_ci(a->v[0], a->l[0], "RL.CHECK_RO")) {
+        for (int k = 0; a->argc > 2 && k < NKEYS_P; k++)
+            if (a->l[2] == pkeys[k].n && memcmp(a->v[2], pkeys[k].p, pkeys[k].n) == 0) v->key = k;
+        predict_check(a, a->l[0] == 11, keytype, v);
+        return;
+    }
+    if (a->argc < 2) {
+        pv_error(v, "ERR wrong number of arguments for 'rl.policy' command");
+        return;
+    }
+    static const char *const subs[] = {"SET", "GET", "DEL", "LIST", "FLUSH"};
+    static const int arity[] = {-3, 3, 3, 2, 2};
+    int s = -1;
+    for (int k = 0; k < 5; k++)
+        if (eq_ci(a->v[1], a->l[1], subs[k])) s = k;
+    if (s < 0) {
+        pv_error(v, "ERR unknown subcommand '%.*s'. Try RL.POLICY HELP.", (int)a->l[1], a->v[1]);
+        return;
+    }
+    char lower[8];
+    size_t k = 0;
+    for (; subs[s][k]; k++) lower[k] = (char)tolower((unsigned char)subs[s][k]);
+    lower[k] = '\0';
+    if (arity[s] > 0 ? a->argc != arity[s] : a->argc < -arity[s]) {
+        pv_error(v, "ERR wrong number of arguments for 'rl.policy|%s' command", lower);
+        return;
+    }
+    if (s == 0) {
+        predict_policy_set(a, v);
+        return;
+    }
+    v->policy = a->argc > 2 ? pmodel_of(a->v[2], a->l[2]) : NULL;
+    v->kind = s == 2 ? P_INT : s == 4 ? P_OK : P_LEASES;
+}
+
+/* A clause for a random SET: mostly well formed, sometimes not. */
+static void random_clause(rng *r, argv_t *a) {
+    static const char *const other_kinds[] = {"BUCKET", "LIMIT", "ALL", ""};
+    const ckind *k = &ckinds[rnd(r) % 3];
+    if (rnd(r) % 12 == 0) random_case_word(r, a, PICK(r, other_kinds));
+    else random_case_word(r, a, k->kind);
+    int nparams = k->nparams - (rnd(r) % 15 == 0);
+    for (int i = 0; i < nparams; i++) {
+        if (rnd(r) % 20) {
+            a_str(a, PICK(r, small_numbers));
+        } else {
+            bin b = PICK(r, edge_tokens);
+            a_bin(a, b.p, b.n);
+        }
+    }
+    static const char *const foreign[] = {"DRYRUN", "BLOCK", "WAIT", "REFUND", "SHADOW", "FOO", "ID"};
+    for (int n = (int)(rnd(r) % 3); n > 0; n--) {
+        uint64_t pick = rnd(r) % 16;
+        if (pick < 13) {
+            const copt *o = &k->opts[rnd(r) % (uint64_t)k->nopts];
+            if (strcmp(o->name, "REFUND") == 0 && rnd(r) % 4) continue; /* (it ends every clause it is in) */
+            random_case_word(r, a, o->name);
+            if (o->value && rnd(r) % 10) {
+                if (rnd(r) % 6) a_str(a, PICK(r, small_numbers));
+                else random_token(r, a);
+            }
+        } else if (pick < 15) {
+            random_case_word(r, a, PICK(r, foreign));
+        } else {
+            random_token(r, a);
+        }
+    }
+}
+
+static void random_policy_vector(rng *r, argv_t *a) {
+    a_reset(a);
+    uint64_t what = rnd(r) % 20;
+    if (what < 9) { /* RL.POLICY SET */
+        random_case_word(r, a, "RL.POLICY");
+        random_case_word(r, a, "SET");
+        bin name = PICK(r, set_names);
+        a_bin(a, name.p, name.n);
+        if (rnd(r) % 4 == 0) random_case_word(r, a, "SHADOW");
+        static const int counts[] = {1, 1, 1, 2, 2, 3, 4, 0, 16, 17};
+        int n = PICK(r, counts);
+        for (int i = 0; i < n; i++) {
+            if (rnd(r) % 40 == 0) random_token(r, a);
+            else random_case_word(r, a, "LIMIT");
+            bin nm = rnd(r) % 6 ? limit_names[i % 5] : PICK(r, limit_names);
+            if (n >= 16 && rnd(r) % 3) { /* many limits: distinct names, mostly */
+                char many[16];
+                snprintf(many, sizeof many, "m%d", i);
+                a_str(a, many);
+            } else {
+                a_bin(a, nm.p, nm.n);
+            }
+            random_clause(r, a);
+        }
+        if (rnd(r) % 10 == 0) random_token(r, a);
+        return;
+    }
+    if (what < 17) { /* RL.CHECK, RL.CHECK_RO */
+        int ro = rnd(r) % 3 == 0;
+        random_case_word(r, a, ro ? "RL.CHECK_RO" : "RL.CHECK");
+        bin name = rnd(r) % 4 ? check_names[rnd(r) % (rnd(r) % 2 ? 2 : 5)] : PICK(r, check_names);
+        a_bin(a, name.p, name.n);
+        bin key = pkeys[rnd(r) % (rnd(r) % 4 ? 4 : NKEYS_P)];
+        a_bin(a, key.p, key.n);
+        static const char *const words[] = {"COST", "COST", "DRYRUN", "WAIT", "FORCE", "REFUND"};
+        for (int n = (int)(rnd(r) % 3); n > 0; n--) {
+            if (rnd(r) % 6) {
+                const char *w = PICK(r, words);
+                random_case_word(r, a, w);
+                if ((strcmp(w, "COST") == 0 || strcmp(w, "WAIT") == 0) && rnd(r) % 8) {
+                    if (rnd(r) % 3) a_str(a, PICK(r, small_numbers));
+                    else random_token(r, a);
+                }
+            } else {
+                random_token(r, a);
+            }
+        }
+        if (rnd(r) % 40 == 0)
+            while (a->argc < 3 + MAX_ARGS + 1) a_words(a, "DRYRUN"); /* too many */
+        return;
+    }
+    /* GET, DEL, LIST, FLUSH with too many arguments, unknown subcommands */
+    static const char *const subs[] = {"GET", "DEL", "LIST", "FLUSH", "FOO", "HELP", "SETS"};
+    random_case_word(r, a, "RL.POLICY");
+    const char *sub = PICK(r, subs);
+    random_case_word(r, a, sub);
+    int extra = (int)(rnd(r) % 3);
+    if (strcmp(sub, "FLUSH") == 0 && extra == 0) extra = 1; /* (the record's policies stay) */
+    for (int i = 0; i < extra; i++) {
+        bin name = PICK(r, set_names);
+        a_bin(a, name.p, name.n);
+    }
+}
+
+/* RL.CHECK's reply: allowed, retry_after_ms, reset_after_ms, then n six-field replies; the verdict 1 iff every
+ * limit admits (always 1 under SHADOW). *denied: a limit denied. */
+static int check_reply_ok(const redisReply *x, int n, int shadow, int *denied) {
+    *denied = 0;
+    if (x->type != REDIS_REPLY_ARRAY || (int)x->elements != 3 + n) return 0;
+    for (int i = 0; i < 3; i++)
+        if (x->element[i]->type != REDIS_REPLY_INTEGER) return 0;
+    for (int i = 0; i < n; i++) {
+        const redisReply *l = x->element[3 + i];
+        if (l->type != REDIS_REPLY_ARRAY || l->elements != 6) return 0;
+        for (int k = 0; k < 6; k++)
+            if (l->element[k]->type != REDIS_REPLY_INTEGER) return 0;
+        if (l->element[0]->integer != 0 && l->element[0]->integer != 1) return 0;
+        *denied |= l->element[0]->integer == 0;
+    }
+    long long allowed = x->element[0]->integer;
+    return shadow ? allowed == 1 : allowed == !*denied;
+}
+
+static int same_reply(const redisReply *a, const redisReply *b) {
+    char *x = NULL, *y = NULL;
+    size_t lx = 0, ly = 0, cx = 0, cy = 0;
+    ser_reply(&x, &lx, &cx, a);
+    ser_reply(&y, &ly, &cy, b);
+    int same = lx == ly && memcmp(x, y, lx) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+#define POLICY_VECTORS 6000
+
+static void test_policy_fuzz(void) {
+    rng r = {0x9011c7f022ULL};
+    freeReplyObject(cmd(c, "SET fp:str x"));
+    freeReplyObject(cmd(c, "RL.TOKEN fp:tok 10 1 1000"));
+    long long mismatches = 0, changed = 0, pings_bad = 0, sets_taken = 0, checks_ok = 0, skipped = 0;
+    static argv_t batch[FUZZ_BATCH];
+    for (int done = 0; done < POLICY_VECTORS && !connection_lost; done += FUZZ_BATCH) {
+        for (int i = 0; i < FUZZ_BATCH; i++) {
+            argv_t *a = &batch[i];
+            for (;;) { /* leave out what would wait (a denied WAIT), and words the reference does not read */
+                random_policy_vector(&r, a);
+                pverdict v;
+                predict_policy(a, "none", &v);
+                if (!(v.kind == P_SIX && v.waits) && !v.unmodeled) break;
+                skipped++;
+            }
+            int is_check = a->l[0] >= 8 && strncasecmp(a->v[0], "RL.CHECK", 8) == 0;
+            bin target = a->argc > (is_check ? 1 : 2) ? (bin){a->v[is_check ? 1 : 2], a->l[is_check ? 1 : 2]} : (bin)B("rp");
+            bin key = is_check && a->argc > 2 ? (bin){a->v[2], a->l[2]} : (bin)B("fp:none");
+            redisAppendCommand(c, "RL.POLICY LIST");
+            redisAppendCommand(c, "RL.POLICY GET %b", target.p, target.n);
+            redisAppendCommand(c, "TYPE %b", key.p, key.n);
+            redisAppendCommand(c, "DUMP %b", key.p, key.n);
+            redisAppendCommand(c, "PEXPIRETIME %b", key.p, key.n);
+            send_argv(a);
+            redisAppendCommand(c, "RL.POLICY LIST");
+            redisAppendCommand(c, "RL.POLICY GET %b", target.p, target.n);
+            redisAppendCommand(c, "DUMP %b", key.p, key.n);
+            redisAppendCommand(c, "PEXPIRETIME %b", key.p, key.n);
+            redisAppendCommand(c, "PING");
+        }
+        for (int i = 0; i < FUZZ_BATCH && !connection_lost; i++) {
+            argv_t *a = &batch[i];
+            redisReply *rep[11];
+            for (int k = 0; k < 11; k++) rep[k] = get_reply();
+            if (connection_lost) {
+                CHECK(!"the connection survives every random policy vector");
+                fprintf(stderr, "     last vectors in the batch include: %s\n", describe(a));
+                break;
+            }
+            fuzz_tried++;
+            const char *keytype = rep[2]->type == REDIS_REPLY_STATUS ? rep[2]->str : "?";
+            pverdict v;
+            predict_policy(a, keytype, &v);
+            redisReply *x = rep[5];
+            int ok = 0, unchanged = 1, denied = 0;
+            switch (v.kind) {
+            case P_ERR: ok = x->type == REDIS_REPLY_ERROR && strcmp(x->str, v.error) == 0 && printable(x->str, x->len); break;
+            case P_OK:
+                ok = reply_is_status(x, "OK");
+                if (ok && v.n) { /* a SET: GET answers the words after the name, as sent */
+                    const redisReply *g = rep[7];
+                    ok = g->type == REDIS_REPLY_ARRAY && (int)g->elements == a->argc - 3;
+                    for (int k = 0; ok && k < a->argc - 3; k++)
+                        ok = g->element[k]->len == a->l[3 + k] && memcmp(g->element[k]->str, a->v[3 + k], a->l[3 + k]) == 0;
+                    if (ok && v.policy) {
+                        v.policy->exists = 1;
+                        v.policy->n = v.n;
+                        v.policy->shadow = v.shadow;
+                    }
+                    sets_taken += ok;
+                    unchanged = 0;
+                }
+                break;
+            case P_SIX:
+                ok = check_reply_ok(x, v.n, v.shadow, &denied);
+                checks_ok += ok;
+                unchanged = v.dry || denied;
+                if (ok && !unchanged) { /* a key this call created belongs to its policy */
+                    if (rep[3]->type == REDIS_REPLY_NIL && rep[8]->type == REDIS_REPLY_STRING && v.key >= 0)
+                        snprintf(key_owner[v.key], sizeof key_owner[v.key], "%s", v.policy->name);
+                }
+                break;
+            case P_INT: /* DEL */
+                ok = x->type == REDIS_REPLY_INTEGER && x->integer == (v.policy && v.policy->exists);
+                if (ok && v.policy && v.policy->exists) {
+                    v.policy->exists = 0;
+                    unchanged = 0;
+                }
+                break;
+            default: /* GET, LIST */
+                ok = x->type == REDIS_REPLY_ARRAY ||
+                     (x->type == REDIS_REPLY_NIL && eq_ci(a->v[1], a->l[1], "GET") && !(v.policy && v.policy->exists));
+                break;
+            }
+            if (!ok && mismatches++ < 10)
+                fprintf(stderr, "     %s (key type %s)\n     got: %s\n     expected: %s\n", describe(a), keytype,
+                        x->type == REDIS_REPLY_ERROR || x->type == REDIS_REPLY_STATUS ? x->str
+                        : x->type == REDIS_REPLY_ARRAY                                ? "(array)"
+                                                                                      : "(other)",
+                        v.kind == P_ERR ? v.error : v.kind == P_SIX ? "(RL.CHECK's reply)" : "(a reply)");
+            /* Nothing the call was not to change changed: the policies always but for a taken SET or DEL, the key
+             * after an error, a DRYRUN, a read-only or a denied check. */
+            int same_policies = same_reply(rep[0], rep[6]) && same_reply(rep[1], rep[7]);
+            int same_key = same_reply(rep[3], rep[8]) && same_reply(rep[4], rep[9]);
+            if (unchanged && (!same_policies || !same_key) && changed++ < 5)
+                fprintf(stderr, "     changed %s: %s\n", same_policies ? "the key" : "a policy", describe(a));
+            if (!unchanged && v.kind == P_SIX && !same_policies && changed++ < 5)
+                fprintf(stderr, "     a check changed a policy: %s\n", describe(a));
+            if (!reply_is_status(rep[10], "PONG")) pings_bad++;
+            if (x->type == REDIS_REPLY_ERROR) fuzz_errors++;
+            else fuzz_ok++;
+            for (int k = 0; k < 11; k++) freeReplyObject(rep[k]);
+        }
+    }
+    CHECK_EQ(mismatches, 0);
+    CHECK_EQ(changed, 0);
+    CHECK_EQ(pings_bad, 0);
+    /* the valid paths were taken, not only the errors */
+    CHECK(sets_taken > 100 && checks_ok > 200);
+    printf("  random policy vectors: %d (%lld policies set, %lld checks answered, %lld left out)\n", POLICY_VECTORS,
+           sets_taken, checks_ok, skipped);
+}
+
 /* --- setup ------------------------------------------------------------------------------------------------ */
 
 static void setup_keys(void) {
@@ -2223,7 +4139,9 @@ static void setup_keys(void) {
         "RL.WINDOW bi:win 10 1000 COST 3",          "RL.SLIDINGLOG bi:log 10 1000 COST 3",
         "RL.SMOOTH bi:smooth 2.5 WARMUP 4000 COST 3", "RL.ACQUIRE bi:lease 10 100000 COST 3 ID held",
         "RL.ACQUIRE bi:lease 10 50000",             "RL.QUOTA bi:quota 10 MONTH OFFSET 60 COST 3",
-        "SET bi:str hello",                         "RPUSH bi:list a b c",
+        "RL.POLICY SET bp " BP_SPEC,                "RL.POLICY SET bp2 " BP2_SPEC,
+        "RL.CHECK bp bi:chk COST 2",                "SET bi:str hello",
+        "RPUSH bi:list a b c",
         "HSET bi:hash f v",                         "SADD bi:set a b",
         "ZADD bi:zset 1 a 2 b",
     };
@@ -2252,6 +4170,11 @@ static void setup_keys(void) {
     }
     for (int i = 0; i < NCMDS; i++) watch_key(bin_key[i].p, bin_key[i].n);
     watch_key(MISSING_KEY, strlen(MISSING_KEY));
+    const bin chk = CHK_BIN_KEY; /* a binary-named key checked under bp */
+    redisReply *r = cmd(c, "RL.CHECK bp %b", chk.p, chk.n);
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + BP_LIMITS);
+    freeReplyObject(r);
+    watch_key(chk.p, chk.n);
 }
 
 /* FORCE (debt): refused with what it excludes (REFUND, ATMOST, WAIT, BLOCK), in either order; on the
@@ -2334,7 +4257,19 @@ int main(void) {
     test_leases();
     test_force();
     test_foreign_logs();
+    test_policy_arity();
+    test_policy_names();
+    test_policy_structure();
+    test_policy_specs();
+    test_policy_valid();
+    test_check_errors();
+    test_policy_blobs();
+    test_blob_mutations();
+    test_policy_fuzz();
+    test_policy_rdb();
+    test_policy_long_errors();
     test_fuzz();
+    test_every_key_loads();
     if (!connection_lost) CHECK(cmd_status_is(c, "PONG", "PING"));
     printf("  %lld table cases, %lld random vectors (%lld errors, %lld replies)\n", cases_tried, fuzz_tried, fuzz_errors,
            fuzz_ok);
