@@ -113,8 +113,10 @@ typedef struct rl_cell {
     uint64_t w[RL_CELL_MAX_WORDS];
 } rl_cell;
 
-/* The size of an error message, with its NUL: long enough for any message the project writes. */
-#define RL_ERR_LEN 160
+/* The size of an error message, with its NUL: long enough for any message the project writes (the longest: a
+ * policy's limit named by its number and 32-character name before a clause's own error, or two policy names of
+ * 64 characters in one message). */
+#define RL_ERR_LEN 256
 
 /* What a cell algorithm exports: one decision, a check of parameter combinations the per-argument ranges
  * cannot express, and a check that a cell could have been written by this algorithm (for RDB load and

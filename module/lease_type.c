@@ -92,6 +92,9 @@ rl_lease_value *rl_lease_apply(rl_lease_value *value, const rl_lease_plan *plan,
         int at = plan->found - plan->expired;
         rl_lease renewed = val->v[at]; /* moved to its new place by end, its id with it */
         renewed.end_us = plan->end_us;
+        /* A clock that went back since the acquisition would leave it acquired after its new end, which no lease
+         * can be (an RDB load refuses it): it counts as acquired now. */
+        if (renewed.acquired_us > now_us) renewed.acquired_us = now_us;
         memmove(&val->v[at], &val->v[at + 1], (size_t)(val->n - at - 1) * sizeof *val->v);
         val->n--;
         *make_room(val, renewed.end_us) = renewed;
