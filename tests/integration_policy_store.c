@@ -104,7 +104,7 @@ static int check_same_transcript(const transcript *got, const transcript *want, 
     return 0;
 }
 
-/* Every policy as "name: its GET words; ..." (malloc'd). */
+/* Every policy as lines "name -> [its GET words]" (malloc'd). */
 static char *policies_text(redisContext *ctx) {
     transcript t = {0};
     redisReply *list = cmd(ctx, "RL.POLICY LIST");
@@ -437,7 +437,7 @@ static void test_replacement_race(void) {
     for (int t = 1; t <= RACE_TICKS; t++) {
         sleep_ms(100);
         race_set_version(ctx, 0, t % RACE_VERSIONS, &sets[0][t]);
-        race_set_version(ctx, 1, (t + 2) % RACE_VERSIONS, &sets[1][t]); /* 15, 40, 30, 60, ...: another order */
+        race_set_version(ctx, 1, (t + 2) % RACE_VERSIONS, &sets[1][t]); /* C: 30, then 40, 30, 60, 15, ... */
     }
     sleep_ms(100);
     race_stop = 1;
