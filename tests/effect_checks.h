@@ -43,13 +43,23 @@ static inline void check_replicated(redisContext *primary, redisContext *replica
 
 /* --- AOF ----------------------------------------------------------------------------------------------- */
 
+/* One check: the last AOF rewrite succeeded (a rewrite whose child died leaves the old AOF, which then
+ * replays as if no rewrite had been asked for). */
+static inline void check_rewrite_ok(redisContext *c) {
+    redisReply *r = cmd(c, "INFO persistence");
+    if (!CHECK(r->type == REDIS_REPLY_STRING && strstr(r->str, "\r\naof_last_bgrewrite_status:ok\r\n")))
+        fprintf(stderr, "     the AOF rewrite failed (INFO persistence: aof_last_bgrewrite_status is not ok)\n");
+    freeReplyObject(r);
+}
+
 /* A round of an AOF test on s (started with server_aof_always): round 0 replays the AOF as written, round 1
- * first rewrites it (BGREWRITEAOF, checked to finish: one check). Either way the server is killed (-9)
- * right after and restarted from the AOF; c is closed and the new connection returned. */
+ * first rewrites it (BGREWRITEAOF, checked to finish and to succeed: two checks). Either way the server is
+ * killed (-9) right after and restarted from the AOF; c is closed and the new connection returned. */
 static inline redisContext *aof_replay_round(server *s, redisContext *c, int round) {
     if (round == 1) {
         freeReplyObject(cmd(c, "BGREWRITEAOF"));
         if (!CHECK(aof_rewrite_wait(c))) fprintf(stderr, "     the AOF rewrite did not finish\n");
+        check_rewrite_ok(c);
     }
     return server_kill9_restart(s, c);
 }

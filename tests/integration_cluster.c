@@ -17,6 +17,11 @@
  *   fewer. Then the old primary (restarted when killed) is a replica holding byte-for-byte the new
  *   primary's state. The graceful one runs with 20 clients waiting (WAIT) on the primary: every one gets an
  *   answer and the primary stays up.
+ * - Policies, set on every primary as docs/operations.md says (`redis-cli --cluster call ... RL.POLICY SET ...
+ *   --cluster-only-masters`): every primary answers OK and holds it, every replica gets it by replication,
+ *   RL.CHECK works on a key of each primary's slots (reached through MOVED), and after the three failovers
+ *   each promoted replica continues its key's state exactly; the nodes restarted after kill -9 get the
+ *   policy back by their full sync.
  * - scripts/cluster.sh start/status/stop on free ports, and nothing left running after stop.
  *
  * Every node is stopped on every path (SHUTDOWN NOSAVE, then SIGKILL): at the end, from atexit when the
@@ -40,6 +45,7 @@
 
 #include "check.h"
 #include "clients.h"
+#include "lock_checks.h"
 #include "server.h"
 
 #define NNODES 6
@@ -396,8 +402,9 @@ static void refresh_slot_map(void) {
     }
 }
 
-static redisReply *cluster_argv(int start, int argc, const char **argv, const size_t *lens) {
-    int slot = key_slot(argv[1], lens[1]);
+/* The same for a command whose key is argv[key_at] (RL.CHECK's is its second argument). */
+static redisReply *cluster_argv_key(int start, int argc, const char **argv, const size_t *lens, int key_at) {
+    int slot = key_slot(argv[key_at], lens[key_at]);
     int target = start >= 0 ? start : slot_owner[slot];
     int asking = 0;
     long long deadline = now_ms() + 20000;
@@ -448,6 +455,10 @@ static redisReply *cluster_argv(int start, int argc, const char **argv, const si
         return r;
     }
     return NULL;
+}
+
+static redisReply *cluster_argv(int start, int argc, const char **argv, const size_t *lens) {
+    return cluster_argv_key(start, argc, argv, lens, 1);
 }
 
 /* An RL.* command line (split on spaces) through the cluster client, from its slot map (start -1) or
@@ -707,6 +718,131 @@ static void test_all_slots(void) {
         if (ro[i]) redisFree(ro[i]);
     CHECK_EQ(dumps_bad, 0);
     CHECK(dumps > 400);
+}
+
+/* --- Policies ------------------------------------------------------------------------------------ */
+
+/* Negligible refill (1 token per 11.6 days) and a 31-year window, so that what a key used shows exactly on
+ * the real clock, across the failovers too. */
+#define CLUSTER_POLICY "LIMIT burst TOKEN 10 1 1000000000 LIMIT win WINDOW 20 1000000000000 FIXED"
+#define POLICY_CALLS 3 /* RL.CHECK ... COST 2 on each key before the failovers */
+
+static char policy_key[3][32]; /* a key in a slot of each primary, in main's order of the primaries */
+
+/* One check: node i holds the policy as set (RL.POLICY GET has no key: a replica answers it itself). */
+static void check_policy_on(int i, const char *when) {
+    redisReply *r = cmd(admin(i), "RL.POLICY GET api");
+    char *words = r->type == REDIS_REPLY_ARRAY ? reply_words(r) : strdup("(not the policy)");
+    if (!CHECK(strcmp(words, CLUSTER_POLICY " ") == 0))
+        fprintf(stderr, "     node %d (%s) %s: RL.POLICY GET api = %s\n", i, replication(i).primary ? "primary" : "replica",
+                when, words);
+    free(words);
+    freeReplyObject(r);
+}
+
+/* RL.CHECK api key COST 2 through the cluster client, sent first to node start (-1: the slot map's owner),
+ * as [allowed, burst's remaining, win's remaining] ({-1, -1, -1} when it is not a reply of the two limits). */
+typedef struct check_seen {
+    long long allowed, burst_left, win_left;
+} check_seen;
+
+static check_seen policy_check(int start, const char *key) {
+    const char *argv[] = {"RL.CHECK", "api", key, "COST", "2"};
+    size_t lens[5];
+    for (int i = 0; i < 5; i++) lens[i] = strlen(argv[i]);
+    redisReply *r = cluster_argv_key(start, 5, argv, lens, 2);
+    check_seen seen = {-1, -1, -1};
+    long long burst[6], win[6];
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 5 && rl_fields(r->element[3], burst) &&
+        rl_fields(r->element[4], win)) {
+        seen = (check_seen){r->element[0]->integer, burst[2], win[2]};
+    } else {
+        fprintf(stderr, "     RL.CHECK api %s: %s\n", key, r && r->str ? r->str : "no RL.CHECK reply");
+    }
+    if (r) freeReplyObject(r);
+    return seen;
+}
+
+/* The documented way: one redis-cli --cluster call, sent through any node, runs RL.POLICY SET on every
+ * primary and on no replica; its output names each primary with OK. */
+static void set_policy_everywhere(const int *prim) {
+    char line[600], log[300];
+    snprintf(log, sizeof log, "%s/policy-call.log", nodes[0]->dir);
+    snprintf(line, sizeof line,
+             "redis-cli --cluster call 127.0.0.1:%d RL.POLICY SET api %s --cluster-only-masters > '%s' 2>&1",
+             nodes[prim[1]]->port, CLUSTER_POLICY, log);
+    CHECK(system(line) == 0);
+    FILE *f = fopen(log, "r");
+    char out[4096] = "";
+    if (f) {
+        size_t n = fread(out, 1, sizeof out - 1, f);
+        out[n] = 0;
+        fclose(f);
+    }
+    int oks = 0;
+    for (const char *p = strstr(out, ": OK"); p; p = strstr(p + 1, ": OK")) oks++;
+    CHECK_EQ(oks, 3); /* the three primaries, and no replica (which would answer READONLY) */
+    for (int k = 0; k < 3; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "127.0.0.1:%d: OK", nodes[prim[k]]->port);
+        if (!CHECK(strstr(out, want) != NULL)) fprintf(stderr, "     no \"%s\" in:\n%s", want, out);
+    }
+    CHECK(strstr(out, "READONLY") == NULL);
+}
+
+/* Before the failovers: the policy on every primary and, by replication, on every replica; RL.CHECK on a key
+ * of each primary's slots, sent to another node first, admitted there with the state adding up; a replica in
+ * READONLY mode answers RL.CHECK_RO with what its primary holds. */
+static void test_policies(const int *prim) {
+    set_policy_everywhere(prim);
+    int owner[NSLOTS];
+    true_owners(0, owner);
+    long moved0 = stats.moved;
+    for (int k = 0; k < 3; k++) {
+        int p = prim[k], slot = NSLOTS - 1;
+        while (slot > 0 && owner[slot] != p) slot--; /* the last slot of p's: no failover scenario's key */
+        snprintf(policy_key[k], sizeof policy_key[k], "{%s}:pol", slot_tag[slot]);
+        check_policy_on(p, "after --cluster call");
+        for (int i = 1; i <= POLICY_CALLS; i++) {
+            check_seen seen = policy_check((p + 1) % NNODES, policy_key[k]);
+            if (!CHECK(seen.allowed == 1 && seen.burst_left == 10 - 2 * i && seen.win_left == 20 - 2 * i && last_node == p))
+                fprintf(stderr, "     %s call %d: allowed %lld, left %lld and %lld, from node %d (owner %d)\n",
+                        policy_key[k], i, seen.allowed, seen.burst_left, seen.win_left, last_node, p);
+        }
+        redisReply *w = cmd(admin(p), "WAIT 1 5000");
+        CHECK(w->type == REDIS_REPLY_INTEGER && w->integer == 1);
+        freeReplyObject(w);
+        int rep = replica_of(p);
+        if (!CHECK(rep >= 0)) continue;
+        check_policy_on(rep, "by replication");
+        redisContext *ro = readonly_conn(rep);
+        redisReply *r = cmd(ro, "RL.CHECK_RO api %s COST 0", policy_key[k]);
+        long long burst[6], win[6];
+        int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 5 && rl_fields(r->element[3], burst) &&
+                 rl_fields(r->element[4], win);
+        CHECK(ok && r->element[0]->integer == 1 && burst[2] == 10 - 2 * POLICY_CALLS && win[2] == 20 - 2 * POLICY_CALLS);
+        freeReplyObject(r);
+        redisFree(ro);
+    }
+    CHECK(stats.moved - moved0 >= 3); /* each key was reached through MOVED */
+}
+
+/* After the failovers: each key's slots are served by the replica promoted in its shard, which continues the
+ * key's state (one more call of 2, nothing reset), and every node, the ones restarted empty after kill -9
+ * included, holds the policy. */
+static void test_policies_after_failovers(const int *promoted) {
+    refresh_slot_map();
+    for (int k = 0; k < 3; k++) {
+        check_seen seen = policy_check(-1, policy_key[k]);
+        int after = POLICY_CALLS + 1;
+        if (!CHECK(seen.allowed == 1 && seen.burst_left == 10 - 2 * after && seen.win_left == 20 - 2 * after &&
+                   last_node == promoted[k]))
+            fprintf(stderr, "     %s after the failover: allowed %lld, left %lld and %lld, from node %d (promoted %d)\n",
+                    policy_key[k], seen.allowed, seen.burst_left, seen.win_left, last_node, promoted[k]);
+    }
+    for (int i = 0; i < NNODES; i++) check_policy_on(i, "after the failovers");
+    printf("policies: set on the 3 primaries by redis-cli --cluster call, on every replica by replication; each "
+           "promoted replica continued its key (%d calls of 2 before, 1 after)\n", POLICY_CALLS);
 }
 
 /* --- Failover ------------------------------------------------------------------------------------- */
@@ -1035,9 +1171,13 @@ int main(void) {
         if (replication(i).primary) prim[np++] = i;
     CHECK_EQ(np, 3);
     if (np == 3) {
+        int promoted[3];
+        for (int k = 0; k < 3; k++) promoted[k] = replica_of(prim[k]);
+        test_policies(prim);
         failover_scenario(FO_MANUAL, prim[0], "a");
         failover_scenario(FO_KILL_FORCE, prim[1], "b");
         failover_scenario(FO_KILL_AUTO, prim[2], "c");
+        test_policies_after_failovers(promoted);
     }
     printf("client: %ld MOVED, %ld ASK, %ld waits (CLUSTERDOWN/TRYAGAIN), %ld connection errors\n", stats.moved,
            stats.ask, stats.waits, stats.conn_errors);
