@@ -122,6 +122,7 @@ sha_token=$(load token_bucket)
 sha_gcra=$(load gcra)
 sha_fixed=$(load fixed_window)
 sha_sliding=$(load sliding_window)
+scripts/bench/limiter-rows.py --port "$port" --setup "$port" # RL.CHECK's policies (FLUSHALL keeps them)
 
 # measure KIND LABEL KEYS PER_KEY WORKLOAD...: KEYS keys, each made by PER_KEY requests in a row. A
 # request that makes several keys (one per distinct key word: RL.ALL's clauses) is sent KEYS / that many
