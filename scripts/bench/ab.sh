@@ -4,9 +4,10 @@
 #   scripts/bench/ab.sh OLD.so NEW.so [REPS]
 #
 # For each row of the benchmark's generated ones (scripts/bench/limiter-rows.py: every RL.* limiter and
-# mode, and RL.ALL's rows, with the values of scripts/bench/values.txt, 100 per day, on BENCH_KEYS random
+# mode, RL.ALL's and RL.CHECK's rows, with the values of scripts/bench/values.txt, 100 per day, on BENCH_KEYS random
 # keys; made from NEW's COMMAND DOCS) and each repetition (REPS, default 5), a fresh server with OLD, then
-# one with NEW (so slow drifts of the machine fall on both), is warmed up (every key made) and measured
+# one with NEW (so slow drifts of the machine fall on both), gets what the rows need (RL.CHECK's
+# policies), is warmed up (every key made) and measured
 # with redis-benchmark, pipelined (-P BENCH_PIPELINE, default 16). Prints requests per second of each and
 # the median of NEW/OLD per row: a ratio below 1 is a slowdown. BENCH_ONLY="RL.TOKEN all_2": only the rows
 # of these commands or ids (all the rows take about a minute per repetition each). Both modules must have
@@ -20,11 +21,12 @@ reps=${3:-5}
 N=${BENCH_N:-200000} KEYS=${BENCH_KEYS:-100000} CLIENTS=${BENCH_CLIENTS:-50} PIPE=${BENCH_PIPELINE:-16}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 . scripts/lib/server.sh
-trap server_stop EXIT
+commands=$(mktemp -d) # NEW's COMMAND DOCS, which the rows and their setup are made from
+trap 'server_stop; rm -rf "$commands"' EXIT
 
 # The rows (id, label, command line), from a server with NEW; those of BENCH_ONLY if set.
 RL_MODULE=$new server_start >/dev/null || exit 1
-rows=$(scripts/bench/limiter-rows.py --port "$SERVER_PORT" --key-prefix ab: | cut -f1,2,5 |
+rows=$(scripts/bench/limiter-rows.py --port "$SERVER_PORT" --save "$commands" --key-prefix ab: | cut -f1,2,5 |
     awk -F'\t' -v only=" ${BENCH_ONLY:-} " 'only == "  " || index(only, " " $1 " ") || index(only, " " substr($3, 1, index($3, " ") - 1) " ")')
 server_stop
 
@@ -37,6 +39,8 @@ rps() {
 
 measure() { # measure MODULE COMMAND -> requests per second after a warm-up
     RL_MODULE=$1 server_start >/dev/null
+    scripts/bench/limiter-rows.py --from "$commands" --setup "$SERVER_PORT" ||
+        echo "ab: $1 lacks what the rows need: its RL.CHECK rows measure errors" >&2
     rps $((KEYS * 2)) "$2" >/dev/null
     rps "$N" "$2"
     server_stop

@@ -6,9 +6,9 @@
 #
 # For each module, one redis-server runs under callgrind with collection only inside call() (the command
 # itself, its key lookups, replication and reply, but not the networking). The rows are the benchmark's
-# generated ones (scripts/bench/limiter-rows.py: every RL.* limiter and mode, and RL.ALL with 2 and 4
-# limits, with the values of scripts/bench/values.txt, 100 per day), made from the first module's COMMAND
-# DOCS and kept for the others, then INCR and, when the floor module (build/floor.so, or FLOOR_MODULE; see
+# generated ones (scripts/bench/limiter-rows.py: every RL.* limiter and mode, RL.ALL's and RL.CHECK's rows,
+# with the values of scripts/bench/values.txt, 100 per day), made from the first module's COMMAND DOCS and
+# kept for the others (each server first gets what they need: RL.CHECK's policies), then INCR and, when the floor module (build/floor.so, or FLOOR_MODULE; see
 # scripts/bench/floor-module.c) exists, FLOOR.CALL: the least a module command costs. Each row runs BENCH_N
 # times (default 20000) on BENCH_KEYS (10000) random keys after a warm-up that makes every key; the
 # instructions of the measured calls divided by their number is printed per row and module, with each
@@ -43,7 +43,7 @@ collected() {
 # (with RL.TOKEN's arguments, which it ignores), those of BENCH_ONLY if set.
 write_rows() { # write_rows PORT
     {
-        scripts/bench/limiter-rows.py --port "$1" --key-prefix i: | cut -f1,2,5
+        scripts/bench/limiter-rows.py --port "$1" --save "$work" --key-prefix i: | cut -f1,2,5
         printf 'incr\tINCR\tINCR ii:__rand_int__\n'
         [ ${#floor_args[@]} -eq 0 ] ||
             printf 'floor\tFLOOR.CALL\tFLOOR.CALL if:__rand_int__ %s %s %s\n' "$(value capacity)" "$(value refill_tokens)" "$(value refill_ms)"
@@ -60,6 +60,8 @@ measure_module() { # module -> lines "label<TAB>instructions_per_call"
     pid=$!
     for _ in $(seq 1 100); do "$REDIS_CLI" -p "$port" PING >/dev/null 2>&1 && break; sleep 0.2; done
     [ -s "$work/rows.tsv" ] || write_rows "$port"
+    scripts/bench/limiter-rows.py --from "$work" --setup "$port" ||
+        echo "instr: $1 lacks what the rows need: its RL.CHECK rows measure errors" >&2
     while IFS=$'\t' read -r -u 3 _ label line; do
         # shellcheck disable=SC2086
         "$REDIS_BENCHMARK" -p "$port" -q -n $((KEYS * 3)) -r "$KEYS" -c 10 -P 16 $line >/dev/null # warm-up

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # memory.sh -- memory per key of each kind of key. The module's kinds are the suite's generated rows
 # (scripts/bench/limiter-rows.py, from the running module's COMMAND DOCS and scripts/bench/values.txt: one
-# per limiter and mode, and RL.ALL's), so a new limiter gets its memory row with no edit here. Written
+# per limiter and mode, RL.ALL's and RL.CHECK's, whose policies it sets first), so a new limiter gets its
+# memory row with no edit here. Written
 # here are the others: an INCR counter with a TTL (the calibration, what the report compares with),
 # CL.THROTTLE's string, the Lua baselines' keys, a concurrency limit's key holding 1 lease and 10 (of 10
 # slots; RL.ACQUIRE has no generated row), and the sorted-set logs (RL.SLIDINGLOG's and ClassDojo's)
@@ -122,6 +123,7 @@ sha_token=$(load token_bucket)
 sha_gcra=$(load gcra)
 sha_fixed=$(load fixed_window)
 sha_sliding=$(load sliding_window)
+scripts/bench/limiter-rows.py --port "$port" --setup "$port" # RL.CHECK's policies (FLUSHALL keeps them)
 
 # measure KIND LABEL KEYS PER_KEY WORKLOAD...: KEYS keys, each made by PER_KEY requests in a row. A
 # request that makes several keys (one per distinct key word: RL.ALL's clauses) is sent KEYS / that many

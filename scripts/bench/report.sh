@@ -63,8 +63,9 @@ base_of() { awk -F'\t' -v g="$1" -v p="$2" '$4 == g && $5 == "base" && $6 == p {
 kfmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else printf "%.0fk", v / 1000 }'; }
 fmt2() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else printf "%.2f", v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f", a / b }'; }
-verdict() { # verdict VALUE OP BOUND -> met/missed
-    awk -v v="$1" -v op="$2" -v b="$3" 'BEGIN { if (v == "") { print "n/a"; exit } ok = op == ">=" ? v + 0 >= b + 0 : v + 0 <= b + 0; print ok ? "met" : "**missed**" }'
+verdict() { # verdict VALUE OP BOUND -> met/missed (OP: >=, <= or <)
+    awk -v v="$1" -v op="$2" -v b="$3" 'BEGIN { if (v == "") { print "n/a"; exit }
+        ok = op == ">=" ? v + 0 >= b + 0 : op == "<" ? v + 0 < b + 0 : v + 0 <= b + 0; print ok ? "met" : "**missed**" }'
 }
 krps() { # req/s in thousands, with the spread of the runs
     local v sp
@@ -181,6 +182,11 @@ report_targets() {
     # The concurrency limit (issue 26), 10 slots, a lease taken and given back: each command's own time.
     v=$(get acquire "$PIPE" usec_vs_floor); echo "| RL.ACQUIRE (10 slots) in-server time -P $PIPE <= 1.5x the floor | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.5) |"
     v=$(get release "$PIPE" usec_vs_floor); echo "| RL.RELEASE (10 slots) in-server time -P $PIPE <= 1.3x the floor | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.3) |"
+    # Policies (issue 28): RL.CHECK with one limit beside RL.TOKEN, with three beside RL.ALL's three keys.
+    for p in 1 "$PIPE"; do
+        v=$(ratio "$(get check_1 "$p" usec_per_call)" "$(get token "$p" usec_per_call)"); echo "| RL.CHECK TOKEN in-server time$([ "$p" = 1 ] || echo " -P $p") <= 1.10x RL.TOKEN's | $(fmt2 "$v")x | $(verdict "$v" "<=" 1.10) |"
+        v=$(ratio "$(get check_3 "$p" usec_per_call)" "$(get all_3 "$p" usec_per_call)"); echo "| RL.CHECK TOKEN+LEAKY+WINDOW in-server time$([ "$p" = 1 ] || echo " -P $p") < RL.ALL TOKEN+LEAKY+WINDOW's | $(fmt2 "$v")x | $(verdict "$v" "<" 1) |"
+    done
     v=$(ratio "$(get slidinglog "$PIPE" rps)" "$(get classdojo "$PIPE" rps)"); echo "| RL.SLIDINGLOG -P $PIPE >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
     v=$(ratio "$(get slidinglog 1 rps)" "$(get classdojo 1 rps)"); echo "| RL.SLIDINGLOG >= 2x ClassDojo's MULTI | $(fmt2 "$v")x | $(verdict "$v" ">=" 2) |"
     if [ -f "$OUT/memory.tsv" ]; then

@@ -7,6 +7,7 @@
 # (INCR, the floor module's FLOOR.CALL, one ZADD of a log entry), the baselines (the Lua scripts of
 # scripts/bench/baselines/, ClassDojo's MULTI), CL.THROTTLE (redis-cell's arguments), and RL.ACQUIRE and
 # RL.RELEASE (a lease taken and given back: one workload, each row the in-server time of one command).
+# What the generated rows need on the server is set here too (limiter-rows.py --setup: RL.CHECK's policies).
 #
 #   scripts/bench/rows.sh --port PORT DIR     DIR/figures.tsv, and in DIR/commands/ the COMMAND DOCS and
 #                                             COMMAND INFO the rows were made from
@@ -97,6 +98,7 @@ done
 # The generated rows, each with the tool of its group's baseline (rb when it has none).
 mkdir -p "$out/commands"
 generated=$(scripts/bench/limiter-rows.py --port "$port" --save "$out/commands")
+scripts/bench/limiter-rows.py --from "$out/commands" --setup "$port"
 bm_groups=$(printf '%s\n' "${others_bm[@]}" | awk -F'|' '$6 == "base" { print $5 }')
 generated_rb=() generated_bm=()
 while IFS=$'\t' read -r id label stats group line; do
