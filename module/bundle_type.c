@@ -10,7 +10,8 @@
  * blob then ending with the key's absolute expiry), and every path in checks it the same way: each state one
  * its algorithm could have written (cell_valid), each record a valid lock, names as RL.POLICY takes them.
  *
- *   'P' | policy_len (1) | policy | n (1) | n entries | [expire_at_ms (8): RL.SETSTATE only]
+ *   'P' | policy_len (1) | policy | n (1) | n entries | [expire_at_ms (8): RL.SETSTATE only; 0 in an AOF
+ *                                                       rewrite, which Redis follows with the key's PEXPIREAT]
  *   entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) | expire_ms (8) | [until_us, forgive_us,
  *          strikes, state_expire_ms (4 x 8): has_rec] | words x 8 | [nlog (4) | nlog x (at_us, weight) (16):
  *          a sliding log's, tag 'S', newest first] | [a concurrency limit's leases, tag 'C', as lease_type.c
@@ -261,13 +262,11 @@ static unsigned char *setstate_blob(const rl_bundle *b, int64_t expire_at_ms, si
     return blob;
 }
 
+/* (The expiry 0, none: Redis writes the key's PEXPIREAT after what the module emits, and a rewrite's context opens
+ * no key.) */
 static void bundle_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value) {
-    RedisModuleCtx *ctx = RedisModule_GetContextFromIO(aof);
-    RedisModuleKey *k = RedisModule_OpenKey(ctx, key, REDISMODULE_READ);
-    mstime_t expire = RedisModule_GetAbsExpire(k);
-    RedisModule_CloseKey(k);
     size_t len;
-    unsigned char *blob = setstate_blob(value, expire > 0 ? expire : 0, &len);
+    unsigned char *blob = setstate_blob(value, 0, &len);
     RedisModule_EmitAOF(aof, "RL.SETSTATE", "sb", key, (const char *)blob, len);
     RedisModule_Free(blob);
 }
@@ -350,8 +349,8 @@ int rl_bundle_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     const unsigned char *p = (const unsigned char *)RedisModule_StringPtrLen(argv[2], &len);
     /* (shorter than the least a policy's state holds, a blob is no policy's: RL.SETSTATE's other forms answer) */
     if (argc != 3 || len < BLOB_MIN || p[0] != RL_BUNDLE_TAG) return 0;
-    int64_t expire_at_ms = (int64_t)rl_get_le(p + len - 8, 8);
-    if (expire_at_ms < 1) return RedisModule_ReplyWithError(ctx, "ERR state: no valid expiry"), 1;
+    int64_t expire_at_ms = (int64_t)rl_get_le(p + len - 8, 8); /* 0: none (an AOF rewrite: PEXPIREAT follows) */
+    if (expire_at_ms < 0) return RedisModule_ReplyWithError(ctx, "ERR state: no valid expiry"), 1;
     rl_bundle *b;
     const char *failed = decode(p, len - 8, &b);
     if (failed) {
@@ -367,7 +366,8 @@ int rl_bundle_setstate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE), 1;
     }
     RedisModule_ModuleTypeSetValue(key, bundle_type, b);
-    RedisModule_SetAbsExpire(key, expire_at_ms);
+    if (expire_at_ms > 0) RedisModule_SetAbsExpire(key, expire_at_ms);
+    else RedisModule_SetExpire(key, REDISMODULE_NO_EXPIRE);
     RedisModule_CloseKey(key);
     RedisModule_SignalModifiedKey(ctx, argv[1]);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, "rl.setstate", argv[1]);
