@@ -316,8 +316,8 @@ static void test_acl_category(void) {
     redisReply *x = cmd(c, "ACL CAT ratelimit");
     /* The limiters above, RL.SMOOTH (which never denies without MAXWAIT, so it is not among them) and RL.ACQUIRE,
      * each with its _RO form, + RL.ALL and RL.ALL_RO, RL.RESET, RL.SETSTATE, CL.THROTTLE, RL.RELEASE, RL.RENEW,
-     * RL.LEASES, RL.BLOCK, RL.UNBLOCK, RL.LOCKINFO */
-    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * (NLIMITERS + 2) + 11) == has_category);
+     * RL.LEASES, RL.BLOCK, RL.UNBLOCK, RL.LOCKINFO, RL.CHECK and RL.CHECK_RO, and RL.POLICY's five subcommands */
+    CHECK((x->type == REDIS_REPLY_ARRAY && x->elements == 2 * (NLIMITERS + 2) + 11 + 2 + 5) == has_category);
     freeReplyObject(x);
     if (!has_category) {
         CHECK(!cmd_status_is(c, "OK", "ACL SETUSER app on >pw ~rl:* +@ratelimit"));
