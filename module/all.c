@@ -52,7 +52,7 @@ static int takes(const rl_syntax *syn, uint32_t flag) {
 /* How clause i's request takes FORCE from the whole call's, and its own FORCE with the call's options: a call's
  * FORCE forces every limit, so each must take it; a forced clause neither gives back nor waits. 0, or -1 with
  * err. */
-static int clause_force(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
+static inline __attribute__((always_inline)) int clause_force(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
     if (whole->flags & RL_F_FORCE) {
         if (!takes(lim->syntax_ro, RL_F_FORCE)) {
             snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: FORCE: %s cannot be forced (%s has no FORCE)", i + 1, lim->kind,
@@ -73,7 +73,7 @@ static int clause_force(rl_request *req, const rl_request *whole, const rl_limit
 }
 
 /* How clause i's request takes its COST, or REFUND, from the whole call's. 0, or -1 with err. */
-static int clause_cost(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
+static inline __attribute__((always_inline)) int clause_cost(rl_request *req, const rl_request *whole, const rl_limiter *lim, int i, char err[RL_ERR_LEN]) {
     if (req->flags & RL_F_ATMOST) {
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d: " NO_ATMOST, i + 1);
         return -1;
@@ -106,8 +106,10 @@ static int clause_cost(rl_request *req, const rl_request *whole, const rl_limite
     return 0;
 }
 
-int rl_all_parse_spec(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
-                      const rl_request *whole, char err[RL_ERR_LEN]) {
+/* (Inline into RL.ALL's parser, as every RL.ALL call runs it; RL.POLICY SET has its own copy below.) */
+static inline __attribute__((always_inline)) int parse_spec(rl_call *call, int i, int nargs, const char **args,
+                                                            const size_t *lens, int *at, const rl_request *whole,
+                                                            char err[RL_ERR_LEN]) {
     const rl_limiter *lim = *at < nargs ? limiter_named(args[*at], lens[*at]) : NULL;
     if (!lim) {
         char kinds[96];
@@ -145,6 +147,11 @@ int rl_all_parse_spec(rl_call *call, int i, int nargs, const char **args, const 
     return 0;
 }
 
+int rl_all_parse_spec(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
+                      const rl_request *whole, char err[RL_ERR_LEN]) {
+    return parse_spec(call, i, nargs, args, lens, at, whole, err);
+}
+
 /* Parse clause i at args[*at]: LIMIT kind numbers [options]. Returns 0 or -1 with err. */
 static int parse_clause(rl_call *call, int i, int nargs, const char **args, const size_t *lens, int *at,
                         const rl_request *whole, char err[RL_ERR_LEN]) {
@@ -153,7 +160,7 @@ static int parse_clause(rl_call *call, int i, int nargs, const char **args, cons
         return -1;
     }
     *at += 1;
-    return rl_all_parse_spec(call, i, nargs, args, lens, at, whole, err);
+    return parse_spec(call, i, nargs, args, lens, at, whole, err);
 }
 
 /* A word before the first LIMIT that is not one of the call's options: named, with the options there are. */

@@ -25,7 +25,7 @@
 
 static void commit(RedisModuleCtx *ctx, rl_pending *p) {
     p->lim->steps->commit(ctx, p);
-    if (p->lim->steps->finish) return; /* clauses that share a key: signalled once, by finish */
+    if (p->lim->steps == &rl_bundle_steps) return; /* a policy's limits share a key: signalled once, by finish */
     RedisModule_SignalModifiedKey(ctx, p->keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
 }
@@ -60,7 +60,7 @@ static void lease_of(rl_outcome *o, int i, const rl_pending *p, int written) {
 /* How long a denied clause's wait may last before only time ends it (rl_outcome's wait_retry_ms): its retry,
  * but 0 for a concurrency limit whose request can fit (a release may come any moment), unless its key's lock
  * denied it (only time ends a lock, or RL.UNBLOCK, which serves the waiters itself). */
-static int is_lease_limit(const rl_limiter *lim) { return lim->tag == rl_limiters[RL_LIM_CONCURRENCY].tag; }
+static int is_lease_limit(const rl_limiter *lim) { return lim->tag == RL_TAG_CONCURRENCY; }
 
 static int64_t wait_retry(const rl_pending *p) {
     if (is_lease_limit(p->lim) && p->reply.retry_after_ms >= 0 && !p->locked) return 0;
@@ -127,8 +127,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
     rl_request looked[RL_ALL_MAX_LIMITS]; /* the requests as this decision sees them, when it changes them */
     int64_t now_us = rl_clock_now_us();
     const char *failed = NULL;
-    o->shadow_denied = o->named = 0;
-    if (call->policy && !call->policy->current) { /* a waiter's policy, replaced since */
+    if (__builtin_expect(call->policy != NULL, 0) && !call->policy->current) { /* a waiter's, replaced since */
         failed = rl_policy_refresh(call, o->errbuf);
         if (failed) {
             o->error = failed;
@@ -178,7 +177,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
             if (allowed && !(p[i].req->flags & RL_F_DRYRUN)) o->units += p[i].reply.granted; /* a refund: none */
             if (is_lease_limit(p[i].lim)) lease_of(o, i, &p[i], written); /* (a policy's too: same tag) */
         }
-        if (n && p[0].lim->steps->finish) p[0].lim->steps->finish(ctx, &p[0]);
+        if (__builtin_expect(call->policy != NULL, 0)) rl_bundle_steps.finish(ctx, &p[0]); /* its one write */
     }
     for (int i = 0; i < prepared; i++) p[i].lim->steps->release(ctx, &p[i]);
     o->error = failed;
@@ -189,8 +188,8 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
     o->allowed = allowed;
     if (call->all) {
         fill_all(o, p, n);
-        o->named = call->policy != NULL;
-        if (o->named) rl_policy_name_replies(call->policy, o);
+        o->named = 0;
+        if (__builtin_expect(call->policy != NULL, 0)) rl_policy_name_replies(call->policy, o);
     } else {
         o->replies[0] = p[0].reply;
         o->retry_after_ms = p[0].reply.retry_after_ms;

@@ -46,6 +46,10 @@
 #define RL_LIMITER_ENUM(id, command, type_name, tag, algorithm, storage) RL_LIM_##id,
 enum rl_limiter_id { RL_LIMITERS(RL_LIMITER_ENUM) RL_NLIMITERS };
 #undef RL_LIMITER_ENUM
+/* Each row's tag as a constant, RL_TAG_<id> (a test of a limiter's kind by its tag compiles to one compare). */
+#define RL_LIMITER_TAG(id, command, type_name, tag, algorithm, storage) RL_TAG_##id = tag,
+enum rl_limiter_tag { RL_LIMITERS(RL_LIMITER_TAG) };
+#undef RL_LIMITER_TAG
 
 /* The syntax of each limiter's command and of its read-only form, indexed by RL_LIM_<id> (syntax.c). */
 extern const rl_syntax rl_syntaxes[RL_NLIMITERS];

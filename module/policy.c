@@ -372,6 +372,8 @@ void rl_policy_count(const rl_policy *policy, const rl_outcome *o) {
 }
 
 void rl_policy_name_replies(const rl_policy *policy, rl_outcome *o) {
+    o->named = 1;
+    o->shadow_denied = 0;
     for (int i = 0; i < policy->n; i++) {
         o->name_len[i] = (uint8_t)policy->limit[i].name_len;
         memcpy(o->names[i], policy->limit[i].name, policy->limit[i].name_len);

@@ -26,6 +26,17 @@ int rl_send_reply(RedisModuleCtx *ctx, const rl_reply *reply, int with_granted, 
     return REDISMODULE_OK;
 }
 
+/* RL.CHECK's limits in RESP3: a map by the policy's names, in its order. */
+static __attribute__((noinline)) int send_named(RedisModuleCtx *ctx, const rl_outcome *o) {
+    RedisModule_ReplyWithSimpleString(ctx, "limits");
+    RedisModule_ReplyWithMap(ctx, o->n);
+    for (int i = 0; i < o->n; i++) {
+        RedisModule_ReplyWithStringBuffer(ctx, o->names[i], o->name_len[i]);
+        rl_send_reply(ctx, &o->replies[i], 0, (o->leased >> i & 1) ? &o->lease[i] : NULL);
+    }
+    return REDISMODULE_OK;
+}
+
 int rl_send_all_reply(RedisModuleCtx *ctx, const rl_outcome *o) {
     int n = o->n;
     int resp3 = is_resp3(ctx);
@@ -40,14 +51,11 @@ int rl_send_all_reply(RedisModuleCtx *ctx, const rl_outcome *o) {
     RedisModule_ReplyWithLongLong(ctx, o->retry_after_ms);
     if (resp3) RedisModule_ReplyWithSimpleString(ctx, "reset_after_ms");
     RedisModule_ReplyWithLongLong(ctx, o->reset_after_ms);
+    if (resp3 && o->named) return send_named(ctx, o);
     if (resp3) {
         RedisModule_ReplyWithSimpleString(ctx, "limits");
-        if (o->named) RedisModule_ReplyWithMap(ctx, n); /* RL.CHECK: by the policy's names, in its order */
-        else RedisModule_ReplyWithArray(ctx, n);
+        RedisModule_ReplyWithArray(ctx, n);
     }
-    for (int i = 0; i < n; i++) {
-        if (resp3 && o->named) RedisModule_ReplyWithStringBuffer(ctx, o->names[i], o->name_len[i]);
-        rl_send_reply(ctx, &o->replies[i], 0, (o->leased >> i & 1) ? &o->lease[i] : NULL);
-    }
+    for (int i = 0; i < n; i++) rl_send_reply(ctx, &o->replies[i], 0, (o->leased >> i & 1) ? &o->lease[i] : NULL);
     return REDISMODULE_OK;
 }

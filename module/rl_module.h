@@ -71,7 +71,8 @@ typedef struct rl_steps {
      * rl_lock_start (lock.c) for the storages that take LOCKOUT, NULL for the others. */
     void (*lock_start)(RedisModuleCtx *ctx, const rl_pending *p, const rl_lock *l, int64_t now_us);
     /* Once per call, after every clause is committed or not and before any is released: for a storage whose
-     * clauses share one key (a policy's, store_bundle.c), which writes it then, once. NULL for the others. */
+     * clauses share one key (a policy's, store_bundle.c), which writes it then, once; NULL for the others (call.c
+     * calls the bundle's for a policy's call, the only one whose clauses share a key). */
     void (*finish)(RedisModuleCtx *ctx, rl_pending *first);
 } rl_steps;
 
