@@ -2791,12 +2791,15 @@ static void test_check_errors(void) {
 /* --- a policy-checked key's state: RL.SETSTATE key <'P' blob>, RESTORE, the RDB -------------------------------
  * The layout (module/bundle_type.c, docs/design.md): 'P' | policy_len (1) | policy | n (1) | n entries |
  * expire_at_ms (8, RL.SETSTATE only); an entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) |
- * expire_ms (8) | [the lock record: 4 x 8] | words x 8; numbers little-endian. Valid blobs come from real keys
- * (harvest: DUMP without compression holds the RDB's encoding, the same bytes), then are crafted and mutated.
- * A reference reading of the layout (judge_blob) says, for any blob, which answers are right: the exact
- * error for every fault of the layout, and "the module's call" (valid, or not a valid state or lock) where
- * only the limiter's algorithm can say. The same body in a DUMP payload (RESTORE) must be taken exactly when
- * RL.SETSTATE takes it: both read it with the one decoder. */
+ * expire_ms (8) | [the lock record: 4 x 8] | words x 8 | a sliding log's (tag 'S', no words): nlog (4), then
+ * nlog x (at_us 8, weight 8), newest first | a concurrency limit's leases (tag 'C', no words), as
+ * module/lease_type.c writes them: the count (4), then each lease (end_us 8, acquired_us 8, units 4, id_len 1,
+ * id); numbers little-endian. Valid blobs come from real keys (harvest: DUMP without compression holds the
+ * RDB's encoding, the same bytes), then are crafted (richer logs and leases too) and mutated. A reference
+ * reading of the layout (judge_blob) says, for any blob, which answers are right: the exact error for every
+ * fault of the layout, a sliding log's and the leases' included, and "the module's call" (valid, or not a
+ * valid state or lock) where only the limiter's algorithm can say. The same body in a DUMP payload (RESTORE)
+ * must be taken exactly when RL.SETSTATE takes it: both read it with the one decoder. */
 
 #define PB_MAX 4096
 typedef struct pblob {
@@ -2810,6 +2813,8 @@ typedef struct pentry {
     char name[256];
     int64_t expire_ms, rec[4];
     uint64_t w[256];
+    size_t tail_len;            /* 'S', 'C': the log's or the leases' bytes, as the layout has them */
+    unsigned char tail[PB_MAX];
 } pentry;
 
 static void pb_byte(pblob *x, unsigned v) {
@@ -2845,6 +2850,44 @@ static void pb_entry(pblob *x, const pentry *e) {
     if (e->has_rec)
         for (int k = 0; k < 4; k++) pb_le(x, (uint64_t)e->rec[k]);
     for (unsigned k = 0; k < e->words; k++) pb_le(x, e->w[k]);
+    pb_bytes(x, e->tail, e->tail_len);
+}
+
+/* An entry's tail, crafted: numbers of `bytes` bytes (little-endian), bytes. */
+static void pe_num(pentry *e, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes && e->tail_len < PB_MAX; i++) e->tail[e->tail_len++] = (unsigned char)(v >> (8 * i));
+}
+static void pe_bytes(pentry *e, const void *p, size_t n) {
+    for (size_t i = 0; i < n && e->tail_len < PB_MAX; i++) e->tail[e->tail_len++] = ((const unsigned char *)p)[i];
+}
+
+/* A sliding log of n entries {at_us, weight}, newest first as given. */
+static void pe_log(pentry *e, uint64_t nlog, int n, const int64_t (*log)[2]) {
+    e->tail_len = 0;
+    pe_num(e, nlog, 4);
+    for (int i = 0; i < n; i++) {
+        pe_num(e, (uint64_t)log[i][0], 8);
+        pe_num(e, (uint64_t)log[i][1], 8);
+    }
+}
+
+/* One lease after the count (pe_num(e, count, 4) first): its end, acquisition, units, id's length, id. */
+typedef struct plead {
+    int64_t end_us, acquired_us;
+    uint64_t units; /* 4 bytes */
+    unsigned id_len;
+    const char *id; /* id_len bytes (they may run past the body: a lease cut short) */
+} plead;
+static void pe_leases(pentry *e, uint64_t count, int n, const plead *l) {
+    e->tail_len = 0;
+    pe_num(e, count, 4);
+    for (int i = 0; i < n; i++) {
+        pe_num(e, (uint64_t)l[i].end_us, 8);
+        pe_num(e, (uint64_t)l[i].acquired_us, 8);
+        pe_num(e, l[i].units, 4);
+        pe_num(e, l[i].id_len, 1);
+        pe_bytes(e, l[i].id, strlen(l[i].id) < l[i].id_len ? strlen(l[i].id) : l[i].id_len);
+    }
 }
 
 /* The answers a reference reading allows. */
@@ -2864,8 +2907,11 @@ enum {
     PR_STATE = 1 << 12,
     PR_TWICE = 1 << 13,
     PR_AFTER = 1 << 14,
-    PR_NBITS = 15,
-    PR_OTHER = 1 << 15 /* another form's: any error of it */
+    PR_NOWORDS = 1 << 15, /* a sliding log's or leases' entry with words */
+    PR_SLOG = 1 << 16,
+    PR_LEASES = 1 << 17,
+    PR_NBITS = 18,
+    PR_OTHER = 1 << 18 /* another form's: any error of it */
 };
 
 static const char *pr_text(int bit) {
@@ -2885,6 +2931,9 @@ static const char *pr_text(int bit) {
         "ERR state: not a valid policy state (not a valid state of its kind)",
         "ERR state: not a valid policy state (a limit name twice)",
         "ERR state: not a valid policy state (bytes after the entries)",
+        "ERR state: not a valid policy state (a sliding log or leases have no words)",
+        "ERR state: not a valid policy state (not a valid sliding log)",
+        "ERR state: not a valid policy state (not valid leases)",
     };
     return text[bit];
 }
@@ -2906,15 +2955,58 @@ static int name_ok(const unsigned char *s, size_t len, size_t max) {
     return 1;
 }
 
-/* A name's bytes are read only where the body has them: a name that runs past the body is "truncated", whatever
- * the bytes after the body (the expiry) are. */
-#define NAME_PAST_END_ALLOWS 0
-
 #define MAX_ENTRY_EXPIRE_MS (MAX_TIME_MS * 4)
+#define MAX_TIME_US (MAX_TIME_MS * 1000)
 
-/* The answers allowed for a body of len bytes (the blob without its expiry), read as the layout says, and in
- * *final the answer where the reading stops (PR_OK, or the fault of the layout met first); the entries read
- * are left in e[]. */
+static uint64_t le_get(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* A sliding log as the layout allows it: newest first (equal times allowed), each weight 1 to MAX_SLOG + 1,
+ * each time in [0, MAX_TIME_US), at most MAX_SLOG + 1 units in all. */
+static int log_ok(const unsigned char *q, int64_t n) {
+    int64_t units = 0, newer = 0;
+    for (int64_t i = 0; i < n; i++, q += 16) {
+        int64_t at = (int64_t)le_get(q, 8), weight = (int64_t)le_get(q + 8, 8);
+        if (weight < 1 || weight > MAX_SLOG + 1 || at < 0 || at >= MAX_TIME_US || (i > 0 && at > newer)) return 0;
+        newer = at;
+        units += weight;
+    }
+    return units <= MAX_SLOG + 1;
+}
+
+/* Leases as module/lease_type.c reads them from left bytes at q: the count (at most MAX_LEASE), then each lease
+ * whole (a lease cut short is a fault), each valid (an end from 1 to MAX_LEASE_END_US, acquired from 0 to its
+ * end, units 1 to MAX_LEASE as a signed 32-bit number, an id of 1 to 64 bytes), sorted by end. 1 with *used
+ * and *count, else 0. */
+static int leases_ok(const unsigned char *q, size_t left, size_t *used, int64_t *count) {
+    if (left < 4) return 0;
+    uint64_t n = le_get(q, 4);
+    if (n > MAX_LEASE) return 0;
+    size_t at = 4;
+    int64_t before = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (left - at < 21 || left - at < 21 + (size_t)q[at + 20]) return 0;
+        int64_t end = (int64_t)le_get(q + at, 8), acquired = (int64_t)le_get(q + at + 8, 8);
+        int32_t units = (int32_t)le_get(q + at + 16, 4);
+        unsigned id_len = q[at + 20];
+        if (end < 1 || end > MAX_LEASE_END_US || acquired < 0 || acquired > end || units < 1 || units > MAX_LEASE ||
+            id_len < 1 || id_len > 64 || (i > 0 && before > end))
+            return 0;
+        before = end;
+        at += 21 + id_len;
+    }
+    *used = at;
+    *count = (int64_t)n;
+    return 1;
+}
+
+/* The answers allowed for a body of len bytes (the blob without its expiry), read as the layout says and in
+ * module/bundle_type.c's order, and in *final the answer where the reading stops (PR_OK, or the fault of the
+ * layout met first); the entries read are left in e[]. An entry's name is read only once the body holds it
+ * and the entry's fixed part after it ("truncated" before "bad limit name"). */
 static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n_out, unsigned *final) {
     unsigned allowed = 0;
 #define STOP(bit)               \
@@ -2933,19 +3025,16 @@ static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n
         if (left < 2) STOP(PR_TRUNC);
         unsigned char tag = p[at];
         unsigned nl = p[at + 1];
-        if (tag == 0 || !strchr("TLWGQ", tag)) STOP(PR_KIND);
-        if (nl == 0 || nl > 32) STOP(PR_NAME); /* its length alone says so */
-        if (left < 2 + (size_t)nl) {
-            allowed |= NAME_PAST_END_ALLOWS;
-            STOP(PR_TRUNC);
-        }
-        if (!name_ok(p + at + 2, nl, 32)) STOP(PR_NAME);
+        if (tag == 0 || !strchr("TLWSGCQ", tag)) STOP(PR_KIND);
+        int log = tag == 'S', leases = tag == 'C';
         if (left < 12 + (size_t)nl) STOP(PR_TRUNC);
+        if (!name_ok(p + at + 2, nl, 32)) STOP(PR_NAME);
         const unsigned char *q = p + at + 2 + nl;
         unsigned words = q[0], has_rec = q[1];
         int64_t expire = (int64_t)pb_get(q + 2);
         size_t need = 12 + nl + (has_rec ? 32 : 0) + 8 * (size_t)words;
         if (has_rec > 1 || words > 64 || left < need) STOP(PR_TRUNC);
+        if ((log || leases) && words) STOP(PR_NOWORDS);
         if (expire < 0 || expire > MAX_ENTRY_EXPIRE_MS) STOP(PR_EXPIRY);
         pentry *x = &e[i];
         x->tag = tag;
@@ -2954,16 +3043,31 @@ static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n
         x->words = words;
         x->has_rec = has_rec;
         x->expire_ms = expire;
+        x->tail_len = 0;
         q += 10;
         if (has_rec) {
             for (int k = 0; k < 4; k++, q += 8) x->rec[k] = (int64_t)pb_get(q);
             allowed |= PR_LOCK; /* the lock's validity is the module's call */
         }
-        if (!has_rec && words == 0) STOP(PR_NOTHING);
         for (unsigned k = 0; k < words; k++, q += 8) x->w[k] = pb_get(q);
         if (words) allowed |= PR_STATE; /* so is the state's */
         at += need;
         left -= need;
+        int64_t units = 0; /* the log's entries, or the leases */
+        size_t tail = 0;
+        if (log) {
+            if (left < 4) STOP(PR_TRUNC);
+            units = (int64_t)le_get(q, 4);
+            if (units > MAX_SLOG + 1 || left - 4 < 16 * (size_t)units) STOP(PR_TRUNC);
+            tail = 4 + 16 * (size_t)units;
+            if (!log_ok(q + 4, units)) STOP(PR_SLOG);
+        }
+        if (leases && !leases_ok(q, left, &tail, &units)) STOP(PR_LEASES);
+        if (!has_rec && words == 0 && units == 0) STOP(PR_NOTHING);
+        memcpy(x->tail, q, tail);
+        x->tail_len = tail;
+        at += tail;
+        left -= tail;
         *n_out = (int)i + 1;
         for (unsigned j = 0; j < i; j++)
             if (e[j].name_len == nl && memcmp(e[j].name, x->name, nl) == 0) STOP(PR_TWICE);
@@ -3048,10 +3152,34 @@ static size_t dump_payload(const unsigned char *body, size_t len, unsigned char 
 
 #define HV_SPEC                                                                                                  \
     "LIMIT t TOKEN 10 1 1000 LIMIT w WINDOW 5 60000 LIMIT lk TOKEN 1 1 1000 LOCKOUT 1000 LIMIT lq LEAKY 10 1 1000 " \
-    "NODELAY LIMIT g SMOOTH 2.5 LIMIT q QUOTA 100 DAY LIMIT s WINDOW 10 1000 SUBWINDOWS 5"
+    "NODELAY LIMIT g SMOOTH 2.5 LIMIT q QUOTA 100 DAY LIMIT s WINDOW 10 1000 SUBWINDOWS 5 "                        \
+    "LIMIT sl SLIDINGLOG 5 60000 MINGAP 10 LIMIT cc CONCURRENCY 3 100000000"
+#define NHV 9  /* hv's limits, and the harvest's entries */
+#define HV_LOG 7 /* the sliding log's entry, and the leases' */
+#define HV_LEASES 8
+#define T0_US (T0 * 1000)
 static pentry harvest[16];
 static int nharvest;
 static pblob harvest_body; /* the key's encoding, as the RDB holds it */
+
+/* The harvested log and leases, made richer: three entries of the log (two at one instant), three leases (ends
+ * in order, one id of 40 bytes, binary ones too), as the storage could have written them. */
+static void enrich_harvest(void) {
+    const pentry *sl = &harvest[HV_LOG];
+    int64_t newest = (int64_t)le_get(sl->tail + 4, 8);
+    const int64_t log[3][2] = {{newest, 1}, {newest - 1000, 2}, {newest - 1000, 1}};
+    pe_log(&harvest[HV_LOG], 3, 3, log);
+    pentry *cc = &harvest[HV_LEASES];
+    const unsigned char *made = cc->tail + 4; /* the lease RL.CHECK took, kept as written */
+    int64_t end = (int64_t)le_get(made, 8);
+    static char made_id[64];
+    memcpy(made_id, made + 21, made[20]);
+    const plead leases[3] = {{T0_US + 5000000, T0_US - 1000, 1, 5, "job-7"},
+                             {end, (int64_t)le_get(made + 8, 8), (uint32_t)le_get(made + 16, 4), made[20], made_id},
+                             {end + 1, T0_US, 1, 40, "\r\n\xff-forty-bytes-of-lease-id-xxxxxxxxxxxxxx"}};
+    pe_leases(cc, 3, 3, leases);
+    cc->tail[4 + 21 + 5 + 21 + made[20] + 21 + 3] = 0; /* a NUL in the long id */
+}
 
 static int harvest_states(void) {
     freeReplyObject(cmd(c, "CONFIG SET rdbcompression no"));
@@ -3066,8 +3194,12 @@ static int harvest_states(void) {
     ok = CHECK(judge_body(harvest_body.b, harvest_body.n, harvest, &nharvest, &final) == (PR_OK | PR_LOCK | PR_STATE));
     int locked = 0;
     for (int i = 0; i < nharvest; i++) locked += harvest[i].has_rec;
-    ok = ok && CHECK(nharvest == 7 && locked == 1);
+    ok = ok && CHECK(nharvest == NHV && locked == 1);
+    /* the log and the lease RL.CHECK wrote: one entry of weight 1, one lease of 1 unit */
+    ok = ok && CHECK(harvest[HV_LOG].tag == 'S' && harvest[HV_LOG].tail_len == 4 + 16 && harvest[HV_LEASES].tag == 'C' &&
+                     le_get(harvest[HV_LEASES].tail, 4) == 1);
     if (!ok) nharvest = 0;
+    else enrich_harvest();
     return ok;
 }
 
@@ -3088,20 +3220,20 @@ static void blob_refused_at(const char *key, const pblob *x, const char *file, i
         check_record(0, file, line, "a crafted blob is refused by the reference");
         return;
     }
-    unsigned also = final == PR_TRUNC ? allowed & PR_NAME : 0; /* a name past the end: NAME_PAST_END_ALLOWS */
+    (void)allowed;
     argv_t a;
     a_reset(&a);
     a_words(&a, "RL.SETSTATE");
     a_str(&a, key);
     a_bin(&a, (const char *)x->b, x->n);
-    expect_error2_at(&a, pr_text(__builtin_ctz(final)), also ? pr_text(__builtin_ctz(also)) : NULL, file, line);
+    expect_error_at(&a, pr_text(__builtin_ctz(final)), file, line);
 }
 #define blob_refused(key, x) blob_refused_at(key, x, __FILE__, __LINE__)
 
 static void test_policy_blobs(void) {
     if (!harvest_states()) return;
     pblob x;
-    const int all[] = {0, 1, 2, 3, 4, 5, 6};
+    const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
     pentry e;
     /* the lengths around the least a policy's state holds (25 bytes) */
     for (size_t len = 1; len <= 24; len++) {
@@ -3110,9 +3242,9 @@ static void test_policy_blobs(void) {
         blob_refused("bi:chk", &x);
     }
     /* no expiry */
-    pb_of(&x, "hv", all, 7, 0);
+    pb_of(&x, "hv", all, NHV, 0);
     blob_refused("bi:chk", &x);
-    pb_of(&x, "hv", all, 7, (uint64_t)-1);
+    pb_of(&x, "hv", all, NHV, (uint64_t)-1);
     blob_refused("bi:chk", &x);
     /* the policy's name: empty, too long, past the end, bad characters */
     static const struct {
@@ -3132,14 +3264,15 @@ static void test_policy_blobs(void) {
         blob_refused("bi:chk", &x);
     }
     /* counts: none, 17, 255, more than there are, fewer */
-    static const unsigned counts[] = {0, 17, 255, 8, 2, 6};
+    static const unsigned counts[] = {0, 17, 255, NHV + 1, 2, NHV - 1};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+        pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
         x.b[4] = (unsigned char)counts[i];
         blob_refused(MISSING_KEY, &x);
     }
-    /* an entry's kind: a limiter a policy does not hold, none */
-    static const unsigned char bad_tags[] = {'S', 'C', 'K', 'P', 'X', 0, 't', 0xff};
+    /* an entry's kind: none of a policy's limiters (a lock's, a policy's, none, others), or a sliding log's or
+     * leases' holding a cell's words */
+    static const unsigned char bad_tags[] = {'S', 'C', 'K', 'P', 'X', 0, 't', 's', 'c', 0xff};
     for (size_t i = 0; i < sizeof bad_tags / sizeof bad_tags[0]; i++) {
         e = harvest[0];
         e.tag = bad_tags[i];
@@ -3216,14 +3349,14 @@ static void test_policy_blobs(void) {
     }
     /* bytes after the last entry, or before the expiry */
     for (int extra = 1; extra <= 9; extra += 4) {
-        pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+        pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
         x.n -= 8;
         for (int i = 0; i < extra; i++) pb_byte(&x, 0);
         pb_le(&x, FAR_EXPIRY);
         blob_refused("bi:chk", &x);
     }
     /* cut anywhere: every length from the whole body down to the tag, with a valid expiry after it */
-    pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+    pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
     size_t body = x.n - 8;
     for (size_t cut = 1; cut + 17 <= body; cut++) {
         pblob y;
@@ -3233,7 +3366,7 @@ static void test_policy_blobs(void) {
         blob_refused("bi:chk", &y);
     }
     /* a valid state on a key of another type: WRONGTYPE, after the blob is read */
-    pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+    pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
     for (int k = 0; k < NTYPED; k++) {
         if (strcmp(typed_kinds[k], "rl-checks") == 0) continue;
         bin blob = {(const char *)x.b, x.n};
@@ -3254,7 +3387,7 @@ static void test_policy_blobs(void) {
     struct {
         const char *policy;
         int k;
-    } valid[] = {{"hv", 7}, {"hv", 1}, {p64, 16}, {"hv", -1}, {"hv", 0}};
+    } valid[] = {{"hv", NHV}, {"hv", 1}, {p64, 16}, {"hv", -1}, {"hv", 0}};
     for (size_t v = 0; v < sizeof valid / sizeof valid[0]; v++) {
         int k = valid[v].k;
         if (k == 16) {
@@ -3300,13 +3433,183 @@ static void test_policy_blobs(void) {
             CHECK(read_dump(d, &back) && back.n == x.n - 8 && memcmp(back.b, x.b, back.n) == 0);
             freeReplyObject(d);
             r = cmd(c, "RL.CHECK_RO %s %s", valid[v].policy, name);
-            CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + 7);
+            CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + NHV);
             freeReplyObject(r);
             cases_tried++;
         }
         CHECK_EQ(cmd_int(c, "DEL pb:new"), 1);
     }
     CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", p64), 1);
+}
+
+/* One crafted entry e under hv, alone or after a harvested one: refused with the fault `want` (the reference
+ * must read it there: a crafted case that misses its fault is the test's own error), changing nothing; or, want
+ * PR_OK, taken, given back by DUMP as sent, and read by RL.CHECK_RO. */
+static void entry_case_at(const pentry *e, unsigned want, const char *file, int line) {
+    for (int after = 0; after < 2; after++) {
+        pblob x;
+        pb_head(&x, "hv", 2, 1 + (unsigned)after);
+        if (after) pb_entry(&x, &harvest[1]);
+        pb_entry(&x, e);
+        pb_le(&x, FAR_EXPIRY);
+        unsigned final;
+        judge_blob(x.b, x.n, &final);
+        if (!check_record(final == want, file, line, "the reference reads the crafted entry's fault"))
+            fprintf(stderr, "     the reference: %s, crafted for: %s\n", pr_text(__builtin_ctz(final)),
+                    pr_text(__builtin_ctz(want)));
+        if (want != PR_OK) {
+            blob_refused_at("bi:chk", &x, file, line);
+            continue;
+        }
+        cases_tried++;
+        redisReply *r = cmd(c, "RL.SETSTATE pb:lc %b", (const char *)x.b, x.n);
+        if (!check_record(reply_is_status(r, "OK"), file, line, "a valid crafted entry is taken"))
+            fprintf(stderr, "     got: %s\n", r->str ? r->str : "?");
+        freeReplyObject(r);
+        redisReply *d = cmd(c, "DUMP pb:lc");
+        pblob back;
+        check_record(read_dump(d, &back) && back.n == x.n - 8 && memcmp(back.b, x.b, back.n) == 0, file, line,
+                     "DUMP gives the taken entry back as sent");
+        freeReplyObject(d);
+        r = cmd(c, "RL.CHECK_RO hv pb:lc");
+        if (!check_record(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + NHV, file, line,
+                          "RL.CHECK_RO reads a taken entry"))
+            fprintf(stderr, "     got: %s\n", r->str ? r->str : "(another reply)");
+        freeReplyObject(r);
+        freeReplyObject(cmd(c, "DEL pb:lc"));
+    }
+}
+#define entry_case(e, want) entry_case_at(e, want, __FILE__, __LINE__)
+
+/* A sliding log's entry ('S') and a concurrency limit's ('C'): every fault of their tails, and the values at
+ * the edges that are valid. */
+static void test_policy_log_lease_blobs(void) {
+    if (!nharvest) return;
+    static pentry e;
+    const pentry *sl = &harvest[HV_LOG], *cc = &harvest[HV_LEASES], *locked = &harvest[2];
+    /* words, which neither has; no room for the tail's count; a record and nothing else */
+    for (int k = 0; k < 2; k++) {
+        e = k ? *cc : *sl;
+        e.words = 2;
+        e.w[0] = e.w[1] = 0;
+        entry_case(&e, PR_NOWORDS);
+        e.words = 65;
+        entry_case(&e, PR_TRUNC);
+        e = k ? *cc : *sl;
+        e.tail_len = 0;
+        entry_case(&e, k ? PR_LEASES : PR_TRUNC); /* (lease_type.c's reader says "not valid leases") */
+        e.tail_len = 3;
+        entry_case(&e, k ? PR_LEASES : PR_TRUNC);
+        e = k ? *cc : *sl;
+        e.tail_len = 0;
+        pe_num(&e, 0, 4);
+        entry_case(&e, PR_NOTHING);
+        e.has_rec = 1;
+        memcpy(e.rec, locked->rec, sizeof e.rec);
+        entry_case(&e, PR_OK);
+        e = k ? *cc : *sl;
+        e.expire_ms = -1;
+        entry_case(&e, PR_EXPIRY);
+    }
+
+    /* the log: its count lying, out of range; weights, times, order */
+    const int64_t now = T0_US;
+    static const struct {
+        uint64_t nlog;
+        unsigned want;
+    } counts[] = {{4, PR_TRUNC}, {2, PR_AFTER}, {100002, PR_TRUNC}, {0xffffffffULL, PR_TRUNC}, {0x80000000ULL, PR_TRUNC}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        e = *sl;
+        e.tail[0] = (unsigned char)counts[i].nlog, e.tail[1] = (unsigned char)(counts[i].nlog >> 8);
+        e.tail[2] = (unsigned char)(counts[i].nlog >> 16), e.tail[3] = (unsigned char)(counts[i].nlog >> 24);
+        entry_case(&e, counts[i].want);
+    }
+    static const struct {
+        int n;
+        int64_t log[3][2];
+        unsigned want;
+    } logs[] = {
+        {1, {{0, 0}}, PR_SLOG},
+        {1, {{0, -1}}, PR_SLOG},
+        {1, {{0, MAX_SLOG + 2}}, PR_SLOG},
+        {1, {{0, MAX_SLOG + 1}}, PR_OK},
+        {2, {{0, 50001}, {0, 50001}}, PR_SLOG},
+        {2, {{0, 50001}, {0, 50000}}, PR_OK},
+        {1, {{-1, 1}}, PR_SLOG},
+        {1, {{INT64_MIN, 1}}, PR_SLOG},
+        {1, {{-2, 1}}, PR_SLOG}, /* -2: MAX_TIME_US, below */
+        {1, {{-3, 1}}, PR_OK},   /* -3: MAX_TIME_US - 1 */
+        {2, {{1, 1}, {0, 1}}, PR_SLOG}, /* (a number from 0 up: that many µs before now) */
+        {3, {{4, 1}, {5, 1}, {5, 1}}, PR_OK},
+        {3, {{4, 1}, {5, 1}, {4, 1}}, PR_SLOG},
+        {3, {{-3, 1}, {0, 1}, {-4, 1}}, PR_OK}, /* -4: 0 */
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        int64_t log[3][2];
+        for (int k = 0; k < logs[i].n; k++) {
+            int64_t at = logs[i].log[k][0];
+            log[k][0] = at == -2 ? MAX_TIME_US : at == -3 ? MAX_TIME_US - 1 : at == -4 ? 0 : at < 0 ? at : now - at;
+            log[k][1] = logs[i].log[k][1];
+        }
+        e = *sl;
+        pe_log(&e, (uint64_t)logs[i].n, logs[i].n, (const int64_t(*)[2])log);
+        entry_case(&e, logs[i].want);
+    }
+
+    /* the leases: the count lying, out of range; each field out of its range and at its edge; the order */
+    static const struct {
+        uint64_t count;
+        unsigned want;
+    } lcounts[] = {{4, PR_LEASES}, {2, PR_AFTER}, {MAX_LEASE + 1, PR_LEASES}, {0xffffffffULL, PR_LEASES}};
+    for (size_t i = 0; i < sizeof lcounts / sizeof lcounts[0]; i++) {
+        e = *cc;
+        e.tail[0] = (unsigned char)lcounts[i].count, e.tail[1] = (unsigned char)(lcounts[i].count >> 8);
+        e.tail[2] = (unsigned char)(lcounts[i].count >> 16), e.tail[3] = (unsigned char)(lcounts[i].count >> 24);
+        entry_case(&e, lcounts[i].want);
+    }
+    static const char id64[] = "6464646464646464646464646464646464646464646464646464646464646464",
+                      id65[] = "65656565656565656565656565656565656565656565656565656565656565656";
+    static const struct {
+        plead lease;
+        unsigned want;
+    } fields[] = {
+        {{0, 0, 1, 1, "a"}, PR_LEASES},
+        {{-1, 0, 1, 1, "a"}, PR_LEASES},
+        {{1, 0, 1, 1, "a"}, PR_OK},
+        {{MAX_LEASE_END_US, 0, 1, 1, "a"}, PR_OK},
+        {{MAX_LEASE_END_US + 1, 0, 1, 1, "a"}, PR_LEASES},
+        {{1000, -1, 1, 1, "a"}, PR_LEASES},
+        {{1000, 1001, 1, 1, "a"}, PR_LEASES},
+        {{1000, 1000, 1, 1, "a"}, PR_OK},
+        {{1000, 0, 0, 1, "a"}, PR_LEASES},
+        {{1000, 0, MAX_LEASE, 1, "a"}, PR_OK},
+        {{1000, 0, MAX_LEASE + 1, 1, "a"}, PR_LEASES},
+        {{1000, 0, 0x80000000ULL, 1, "a"}, PR_LEASES},
+        {{1000, 0, 0xffffffffULL, 1, "a"}, PR_LEASES},
+        {{1000, 0, 1, 0, ""}, PR_LEASES},
+        {{1000, 0, 1, 64, id64}, PR_OK},
+        {{1000, 0, 1, 65, id65}, PR_LEASES},
+        {{1000, 0, 1, 200, "short"}, PR_LEASES}, /* its id runs past the body */
+        {{1000, 0, 1, 255, id65}, PR_LEASES},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        e = *cc;
+        plead l = fields[i].lease;
+        if (l.end_us > 1 && l.end_us < MAX_LEASE_END_US) l.end_us += now, l.acquired_us += l.acquired_us >= 0 ? now : 0;
+        pe_leases(&e, 1, 1, &l);
+        entry_case(&e, fields[i].want);
+    }
+    static const struct {
+        int64_t end[3];
+        unsigned want;
+    } orders[] = {{{1, 2, 3}, PR_OK}, {{2, 2, 2}, PR_OK}, {{2, 1, 3}, PR_LEASES}, {{1, 3, 2}, PR_LEASES}};
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+        plead l[3];
+        for (int k = 0; k < 3; k++) l[k] = (plead){now + 1000 * orders[i].end[k], now, 1, 2, k == 0 ? "o0" : k == 1 ? "o1" : "o2"};
+        e = *cc;
+        pe_leases(&e, 3, 3, l);
+        entry_case(&e, orders[i].want);
+    }
 }
 
 /* Every byte of a valid blob changed (each of a few ways), the blob cut at every length, one byte put in:
@@ -3317,8 +3620,8 @@ static void test_policy_blobs(void) {
 static void test_blob_mutations(void) {
     if (!nharvest || !dump_known) return;
     pblob orig;
-    const int all[] = {0, 1, 2, 3, 4, 5, 6};
-    pb_of(&orig, "hv", all, 7, FAR_EXPIRY);
+    const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    pb_of(&orig, "hv", all, NHV, FAR_EXPIRY);
     static pblob muts[MUT_BATCH];
     static const int ways = 7;
     size_t positions = orig.n - 8; /* the body: the expiry's faults are test_policy_blobs' */
@@ -3394,7 +3697,7 @@ static void test_blob_mutations(void) {
             } else {
                 taken++;
                 const redisReply *r = rep[6];
-                int read = (r->type == REDIS_REPLY_ARRAY && r->elements == 3 + 7) ||
+                int read = (r->type == REDIS_REPLY_ARRAY && r->elements == 3 + NHV) ||
                            (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ERR key was checked under policy '", 34) == 0);
                 if (!read && unread++ < 5) fprintf(stderr, "     RL.CHECK_RO of a taken blob: %s\n", r->str ? r->str : "(array)");
             }
@@ -4264,6 +4567,7 @@ int main(void) {
     test_policy_valid();
     test_check_errors();
     test_policy_blobs();
+    test_policy_log_lease_blobs();
     test_blob_mutations();
     test_policy_fuzz();
     test_policy_rdb();
