@@ -20,11 +20,13 @@
  *     error, every DRYRUN and read-only call, every denied RL.ACQUIRE and every RL.RELEASE or RL.RENEW that
  *     answers 0. Lease blobs, valid and mutated, are judged by a reference reading of their layout;
  *   - policies: RL.POLICY's subcommands and counts of arguments, its names, its structure (LIMIT, limit
- *     names, their count, REFUND and ATMOST), a spec error of every kind at the first, second and last place;
- *     RL.CHECK and RL.CHECK_RO's options, unknown policies, keys of other types and other policies; valid
- *     policies at the edges, answered back by GET as set. snapshot() watches the policies too;
+ *     names, their count, REFUND, ATMOST and a CONCURRENCY clause's ID), a spec error of every kind (SLIDINGLOG's
+ *     and CONCURRENCY's too) at the first, second and last place; RL.CHECK and RL.CHECK_RO's options, unknown
+ *     policies, keys of other types and other policies; valid policies at the edges, answered back by GET as
+ *     set. snapshot() watches the policies too, and bp's keys, which hold a sliding log and a lease; RL.RELEASE,
+ *     RL.RENEW and RL.LEASES on a policy's key answer without changing it;
  *   - a policy-checked key's state (RL.SETSTATE key <'P' blob>): blobs crafted from real states with every
- *     fault of the layout, each refused with its exact error; every byte of a valid blob changed, the blob
+ *     fault of the layout (a sliding log's and the leases' included), each refused with its exact error; every byte of a valid blob changed, the blob
  *     cut and lengthened, each answered as a reference reading allows, RESTORE taking the same body exactly
  *     when RL.SETSTATE does; valid ones taken and read by RL.CHECK_RO; DEBUG RELOAD keeps them equal;
  *   - random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md.
@@ -279,6 +281,32 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
 }
 #define expect_error(a, expected) expect_error_at(a, expected, __FILE__, __LINE__)
 
+/* A call that must answer, not fail, and change nothing (as bad input): an integer of value n, or an array of n
+ * elements; a PING after it answers PONG. */
+static void expect_quiet_reply_at(const argv_t *a, int type, long long n, const char *file, int line) {
+    if (connection_lost) return;
+    cases_tried++;
+    size_t l0, l1;
+    char *before = snapshot(&l0);
+    send_argv(a);
+    redisAppendCommand(c, "PING");
+    redisReply *r = get_reply(), *p = get_reply();
+    int ok = r && r->type == type &&
+             (type == REDIS_REPLY_INTEGER ? r->integer == n : type == REDIS_REPLY_ARRAY ? (long long)r->elements == n : 1);
+    if (!check_record(ok, file, line, "the call answers as expected"))
+        fprintf(stderr, "     %s\n     got: %s\n", describe(a), r && r->str ? r->str : "(another reply)");
+    check_record(reply_is_status(p, "PONG"), file, line, "the connection is in step (PING answers PONG)");
+    char *after = snapshot(&l1);
+    if (!check_record(before && after && l0 == l1 && memcmp(before, after, l0) == 0, file, line,
+                      "the call changes nothing (DUMP, PEXPIRETIME, ZRANGE, DBSIZE, clock)"))
+        fprintf(stderr, "     %s\n", describe(a));
+    if (r) freeReplyObject(r);
+    if (p) freeReplyObject(p);
+    free(before);
+    free(after);
+}
+#define expect_quiet_reply(a, type, n) expect_quiet_reply_at(a, type, n, __FILE__, __LINE__)
+
 static int is_acquire(const argv_t *a) {
     return (a->l[0] == 10 && strncasecmp(a->v[0], "RL.ACQUIRE", 10) == 0) ||
            (a->l[0] == 13 && strncasecmp(a->v[0], "RL.ACQUIRE_RO", 13) == 0);
@@ -388,6 +416,7 @@ static const char *const own_key[NCMDS] = {"bi:tok", "bi:leak", "bi:win", "bi:lo
 static const bin bin_key[NCMDS] = {B("bi:\0tok\r\n\xff"), B("bi:\0leak\r\n\xff"), B("bi:\0win\r\n\xff"),
                                    B("bi:\0log\r\n\xff"), B("bi:\0lease\r\n\xff")};
 #define MISSING_KEY "bi:none"
+#define CHK_BIN_KEY BV("bi:\0chk\r\n\xff") /* a policy's key with a binary name (setup_keys) */
 
 static const bin bad_numbers[] = {
     B(""), B("x"), B("1x"), B("x1"), B(" 1"), B("1 "), B("+1"), B("-1"), B("-0"), B("00"), B("01"), B("1.0"),
@@ -1377,7 +1406,8 @@ static void test_leases(void) {
     char over[65], expected[256];
     memset(over, 'x', sizeof over);
     const bin bad_ids[] = {B(""), {over, 65}};
-    static const char *const keys[] = {"bi:lease", MISSING_KEY, "bi:str"}; /* the arguments are checked first */
+    /* the arguments are checked first: on a lease key, none, another type, a policy's key */
+    static const char *const keys[] = {"bi:lease", MISSING_KEY, "bi:str", "bi:chk"};
     argv_t a;
 
     /* RL.ACQUIRE_RO: RL.ACQUIRE's arguments less DRYRUN and WAIT. */
@@ -1473,15 +1503,19 @@ static void test_leases(void) {
             else a_bin(&a, bad_numbers[b].p, bad_numbers[b].n);
             expect_error(&a, expected);
         }
-    /* every other type of key, binary-named ones too */
-    for (int k = 0; k < NTYPED + 1; k++) {
-        bin key = k < NTYPED ? (bin){typed_keys[k], strlen(typed_keys[k])} : bin_key[0];
+    /* every other type of key, binary-named ones too; a policy's key (bp's, with a lease of a made id) is
+     * one the first three take (docs/commands.md#rlrelease): no lease "held" there, so 0 and 0 and nothing
+     * written, its one lease listed */
+    for (int k = 0; k < NTYPED + 2; k++) {
+        bin key = k < NTYPED ? (bin){typed_keys[k], strlen(typed_keys[k])} : k == NTYPED ? bin_key[0] : CHK_BIN_KEY;
         if (k < NTYPED && strcmp(typed_kinds[k], "rl-leases") == 0) continue;
+        int policy_key = k > NTYPED || (k < NTYPED && strcmp(typed_kinds[k], "rl-checks") == 0);
         static const char *const lines[] = {"RL.RELEASE @ held", "RL.RENEW @ held 1000", "RL.LEASES @",
                                             "RL.ACQUIRE_RO @ 10 1000", "RL.ACQUIRE_RO @ 10000 1 COST 10000 ID held"};
         for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
             a_words_with(&a, lines[i], key);
-            expect_error(&a, WRONGTYPE);
+            if (policy_key && i < 3) expect_quiet_reply(&a, i < 2 ? REDIS_REPLY_INTEGER : REDIS_REPLY_ARRAY, i < 2 ? 0 : 1);
+            else expect_error(&a, WRONGTYPE);
         }
     }
 
@@ -2262,8 +2296,9 @@ static void test_fuzz(void) {
 }
 
 /* --- policies: RL.POLICY, RL.CHECK and RL.CHECK_RO -----------------------------------------------------------
- * Two policies stand through the whole program, bp (three limits) and bp2 (SHADOW, one limit), with bi:chk and
- * a binary-named key checked under bp (setup_keys). snapshot() watches the policies too (LIST, GET, INFO's
+ * Two policies stand through the whole program, bp (five limits, a sliding log and a concurrency limit among
+ * them) and bp2 (SHADOW, one limit), with bi:chk and a binary-named key checked under bp (setup_keys): each holds
+ * a log and a lease, which no bad input may change. snapshot() watches the policies too (LIST, GET, INFO's
  * counters), so a bad RL.POLICY SET that added or replaced a policy, or a bad RL.CHECK that counted a call,
  * is a change. The bad RL.POLICY SETs use bp's name, so one that went through would replace it. */
 
@@ -2271,13 +2306,15 @@ static void test_fuzz(void) {
 #define LIMIT_NAME_ERR "limit_name: must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -"
 #define LIMIT_COUNT_ERR "ERR LIMIT: a policy needs 1 to 16 limits"
 #define KIND_ERR "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA"
-#define NOT_YET "not a policy's limit yet (a policy holds TOKEN, LEAKY, WINDOW, SMOOTH or QUOTA limits)"
+#define ID_ERR "ID: not in a policy (each lease RL.CHECK takes gets an id of its own, in the reply)"
 #define REFUND_ERR "REFUND: not in a policy (RL.CHECK takes; give back with the limiter's own command)"
 #define ATMOST_ERR "ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"
 #define MAX_POLICY_LIMITS 16
-#define CHK_BIN_KEY BV("bi:\0chk\r\n\xff")
-#define BP_LIMITS 3
-#define BP_SPEC "LIMIT sec TOKEN 10 1 1000 LIMIT min WINDOW 5 60000 LIMIT pol LEAKY 10 1 1000 NODELAY"
+#define BP_LIMITS 5
+#define BP_LEASES (1u << 4) /* its limits whose reply has a lease: the CONCURRENCY one */
+#define BP_SPEC                                                                                               \
+    "LIMIT sec TOKEN 10 1 1000 LIMIT min WINDOW 5 60000 LIMIT pol LEAKY 10 1 1000 NODELAY LIMIT log SLIDINGLOG 5 " \
+    "60000 LIMIT jobs CONCURRENCY 3 100000000"
 #define BP2_SPEC "SHADOW LIMIT day QUOTA 100 DAY"
 
 /* Valid clauses of every kind, as RL.POLICY GET answers them. */
@@ -2291,6 +2328,8 @@ static const char *const good_specs[] = {
     "WINDOW 10 1000 SUBWINDOWS 4 COST 2",
     "LEAKY 3 1 100 FORCE NODELAY",
     "TOKEN 1000000000000 1000000000000 1000 COST 0 FORCE INTERVAL",
+    "SLIDINGLOG 5 1000 MINGAP 10 COST 2",
+    "CONCURRENCY 3 10000 COST 2",
 };
 #define NGOOD ((int)(sizeof good_specs / sizeof good_specs[0]))
 
@@ -2417,9 +2456,21 @@ static void test_policy_structure(void) {
         {"RL.POLICY SET bp LIMIT a BUCKET REFUND", "ERR LIMIT 1 (a): " REFUND_ERR},
         {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 ATMOST", "ERR LIMIT 1 (a): " ATMOST_ERR},
         {"RL.POLICY SET bp LIMIT a WINDOW 5 1000 COST 2 ATMOST", "ERR LIMIT 1 (a): " ATMOST_ERR},
-        /* a limit of the limiters a policy does not hold yet */
-        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT log SLIDINGLOG 5 1000", "ERR LIMIT 2 (log): SLIDINGLOG: " NOT_YET},
-        {"RL.POLICY SET bp LIMIT lease CONCURRENCY 3 10000", "ERR LIMIT 1 (lease): CONCURRENCY: " NOT_YET},
+        /* a CONCURRENCY clause's ID: refused once the clause reads well (its own errors first), REFUND before it */
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT jobs CONCURRENCY 3 10000 ID x", "ERR LIMIT 2 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 id job-7 COST 2", "ERR LIMIT 1 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 COST 2 ID LIMIT LIMIT b TOKEN 1 1 1", "ERR LIMIT 1 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp SHADOW LIMIT jobs CONCURRENCY 10000 1000000000000 ID 1 LIMIT log SLIDINGLOG 5 1000",
+         "ERR LIMIT 1 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 0 10000 ID x", "ERR LIMIT 1 (jobs): limit: must be an integer between 1 and 10000"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x COST 0", "ERR LIMIT 1 (jobs): COST: must be an integer between 1 and 10000"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x FOO", "ERR LIMIT 1 (jobs): 'FOO' is not an option of CONCURRENCY"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x ID x", "ERR LIMIT 1 (jobs): ID: given more than once"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID", "ERR LIMIT 1 (jobs): ID: needs a value"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x REFUND 1", "ERR LIMIT 1 (jobs): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x WAIT 5", "ERR LIMIT 1 (jobs): 'WAIT' is not an option of CONCURRENCY"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 ID x", "ERR LIMIT 1 (a): 'ID' is not an option of TOKEN"},
+        {"RL.POLICY SET bp LIMIT log SLIDINGLOG 5 1000 ID x", "ERR LIMIT 1 (log): 'ID' is not an option of SLIDINGLOG"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_line_error(cases[i].line, cases[i].error);
     /* Binary junk where LIMIT is expected, and after a clause: shown as RL.ALL shows it. */
@@ -2506,15 +2557,21 @@ static int spec_words(bin *out, const char *words, int at, bin with) {
     return n;
 }
 
-/* Every number and option of the TOKEN, LEAKY and WINDOW clauses (their commands' tables: cmds[]) bad, at each
- * place; then the other kinds' and the clause-wide errors. */
+/* 1 if a clause never takes the option its command takes (the read-only form's syntax, and no WAIT). */
+static int clause_refuses(const char *option) {
+    return strcasecmp(option, "DRYRUN") == 0 || strcasecmp(option, "BLOCK") == 0 || strcasecmp(option, "WAIT") == 0;
+}
+
+/* Every number and option of the TOKEN, LEAKY, WINDOW, SLIDINGLOG and CONCURRENCY clauses (their commands' tables:
+ * cmds[]) bad, at each place; then the other kinds' and the clause-wide errors. */
 static void test_policy_specs(void) {
     int rot = 0;
     char rest[200], words[128];
     bin spec[40];
-    for (int ci = 0; ci < 3; ci++) {
+    static const char *const kinds[NCMDS] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "CONCURRENCY"};
+    for (int ci = 0; ci < NCMDS; ci++) {
         const cmddef *d = &cmds[ci];
-        const char *kind = d->name + 3; /* "RL.TOKEN" -> TOKEN */
+        const char *kind = kinds[ci];
         snprintf(words, sizeof words, "%s %s", kind, d->valid);
         for (int p = 0; p < d->nparams; p++) {
             range_text(rest, sizeof rest, d->pname[p], 1, d->pmax[p]);
@@ -2536,12 +2593,16 @@ static void test_policy_specs(void) {
         range_text(rest, sizeof rest, d->pname[d->nparams - 1], 1, d->pmax[d->nparams - 1]);
         policy_spec_case(spec, d->nparams + 2, rest + 4, 1, &rot);
         int n = spec_words(spec, words, -1, (bin){0});
-        /* COST: its range in a clause (0 .. 10^12), its value missing, given twice */
-        range_text(rest, sizeof rest, "COST", 0, MAX_COUNT);
-        for (int b = -1; b < NBAD; b++) {
-            if (b >= 0 && bad_numbers[b].n == 1 && bad_numbers[b].p[0] == '0') continue;
+        /* COST: its range in a clause (its command's: 0 .. 10^12, 0 .. 10^5 for a log, 1 .. 10^4 for leases), its
+         * value missing, given twice */
+        const optdef *cost = find_opt(d, "COST");
+        char over[32];
+        snprintf(over, sizeof over, "%lld", cost->max + 1);
+        range_text(rest, sizeof rest, "COST", cost->min, cost->max);
+        for (int b = -2; b < NBAD; b++) {
+            if (b == -2 && cost->min == 0) continue;
             spec[n] = (bin)B("COST");
-            spec[n + 1] = b < 0 ? (bin)B("1000000000001") : bad_numbers[b];
+            spec[n + 1] = b == -2 ? (bin)B("0") : b == -1 ? (bin){over, strlen(over)} : bad_numbers[b];
             policy_spec_case(spec, n + 2, rest + 4, 0, &rot);
         }
         spec[n] = (bin)B("COST");
@@ -2556,12 +2617,46 @@ static void test_policy_specs(void) {
         static const char *const foreign[] = {"DRYRUN", "BLOCK", "WAIT", "ID", "MINGAP", "PXAT", "SHADOW", "WARMUP",
                                               "OFFSET", "TOKEN", "FOO", "dryrun"};
         for (size_t f = 0; f < sizeof foreign / sizeof foreign[0]; f++) {
-            if (find_opt(d, foreign[f]) && strcasecmp(foreign[f], "DRYRUN") != 0 && strcasecmp(foreign[f], "BLOCK") != 0)
-                continue;
+            if (find_opt(d, foreign[f]) && !clause_refuses(foreign[f])) continue;
             spec[n] = (bin){foreign[f], strlen(foreign[f])};
             spec[n + 1] = (bin)B("100");
             snprintf(rest, sizeof rest, "'%s' is not an option of %s", foreign[f], kind);
             policy_spec_case(spec, n + 2, rest, 0, &rot);
+        }
+        /* the kind's own options with a number (MINGAP): out of range, missing, given twice; ID's bytes (refused
+         * in a policy whatever they are, once they read as an id) */
+        for (int o = 0; o < d->nopts; o++) {
+            const optdef *op = &d->opts[o];
+            if (strcmp(op->name, "COST") == 0 || clause_refuses(op->name) || !op->takes_value) continue;
+            spec[n] = (bin){op->name, strlen(op->name)};
+            if (op->takes_value == 2) {
+                static char id65[65];
+                memset(id65, 'i', sizeof id65);
+                const bin bad_ids[] = {B(""), {id65, 65}}, good_ids[] = {B("\0\r\n\xff"), {id65, 64}, B("LIMIT")};
+                snprintf(rest, sizeof rest, "%s: must be 1 to %lld bytes", op->name, op->max);
+                for (size_t k = 0; k < 2; k++) {
+                    spec[n + 1] = bad_ids[k];
+                    policy_spec_case(spec, n + 2, rest, 0, &rot);
+                }
+                for (size_t k = 0; k < 3; k++) {
+                    spec[n + 1] = good_ids[k];
+                    policy_spec_case(spec, n + 2, ID_ERR, 0, &rot);
+                }
+            } else {
+                snprintf(over, sizeof over, "%lld", op->max + 1);
+                range_text(rest, sizeof rest, op->name, op->min, op->max);
+                for (int b = -2; b < NBAD; b++) {
+                    spec[n + 1] = b == -2 ? (bin)B("0") : b == -1 ? (bin){over, strlen(over)} : bad_numbers[b];
+                    policy_spec_case(spec, n + 2, rest + 4, 0, &rot);
+                }
+            }
+            snprintf(rest, sizeof rest, "%s: needs a value", op->name);
+            policy_spec_case(spec, n + 1, rest, 1, &rot);
+            spec[n + 1] = (bin)B("1");
+            spec[n + 2] = spec[n];
+            spec[n + 3] = (bin)B("2");
+            snprintf(rest, sizeof rest, "%s: given more than once", op->name);
+            policy_spec_case(spec, n + 4, rest, 0, &rot);
         }
     }
     /* Conflicts, the limiters' own checks, the other kinds. */
@@ -2605,6 +2700,16 @@ static void test_policy_specs(void) {
         {"QUOTA 5 DAY ATMOST", "'ATMOST' is not an option of QUOTA", 0},
         {"SLIDINGLOG 0 1000", "limit: must be an integer between 1 and 100000", 0},
         {"SLIDINGLOG 5 1000 FOO", "'FOO' is not an option of SLIDINGLOG", 0},
+        {"SLIDINGLOG 5 1000 ATMOST", "'ATMOST' is not an option of SLIDINGLOG", 0},
+        {"SLIDINGLOG 5 1000 FORCE FORCE", "FORCE: given more than once", 0},
+        {"SLIDINGLOG 5 1000 MINGAP 10 LOCKOUT 100 MAXLOCK 10", "MAXLOCK: must be at least LOCKOUT's ms", 0},
+        {"SLIDINGLOG 5 1000 FORGIVE 10", "FORGIVE: needs LOCKOUT ms", 0},
+        {"SLIDINGLOG 5 1000 MINGAP LIMIT", "MINGAP: must be an integer between 1 and 1000000000000", 1},
+        {"CONCURRENCY 3 1000 FORCE", "'FORCE' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 ATMOST", "'ATMOST' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 LOCKOUT 100", "'LOCKOUT' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 ID a LOCKOUT 100", "'LOCKOUT' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 COST 2 ID a", ID_ERR, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int n = spec_words(spec, cases[i].words, -1, (bin){0});
@@ -2625,6 +2730,11 @@ static void test_policy_valid(void) {
         "LIMIT llllllllllllllllllllllllllllllll SMOOTH 1000000000 WARMUP 1000000000000 COLDFACTOR 10",
         "RL.POLICY SET pv-4 LIMIT w WINDOW 1000000000000 1000000000000 SUBWINDOWS 2 COST 0",
         "RL.POLICY SET pv-5 LIMIT t TOKEN 1000 1 1000000000", /* refill takes exactly 10^12 ms */
+        "RL.POLICY SET pv-6 LIMIT log SLIDINGLOG 100000 1000000000000 MINGAP 1000000000000 COST 100000 FORCE LOCKOUT "
+        "1000000000000 BACKOFF 2 MAXLOCK 1000000000000 FORGIVE 1000000000000",
+        "RL.POLICY SET pv-7 LIMIT jobs CONCURRENCY 10000 1000000000000 COST 10000 LIMIT one concurrency 1 1 "
+        "LIMIT log slidinglog 1 1 cost 0",
+        "RL.POLICY SET pv-8 SHADOW LIMIT big CONCURRENCY 3 1000 COST 4 LIMIT Id SLIDINGLOG 5 1000 COST 6", /* never admit */
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         argv_t a;
@@ -2658,7 +2768,7 @@ static void test_policy_valid(void) {
     r = cmd(c, "RL.CHECK_RO pv-16 pv:k COST 0");
     CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + MAX_POLICY_LIMITS);
     freeReplyObject(r);
-    static const char *const names[] = {"pv-1", "pv-2", "pv-3", "SHADOW", "AZaz09_-", "pv-4", "pv-5", "pv-16",
+    static const char *const names[] = {"pv-1", "pv-2", "pv-3", "SHADOW", "AZaz09_-", "pv-4", "pv-5", "pv-6", "pv-7", "pv-8", "pv-16",
                                         "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", names[i]), 1);
@@ -3824,6 +3934,13 @@ static void test_policy_long_errors(void) {
     a_words(&a, "LEAKY 1001 1 1000000000");
     snprintf(expected, sizeof expected, "ERR LIMIT 16 (%s): %s", name32, cmds[1].combo_error + 4);
     expect_error(&a, expected);
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS - 1);
+    a_str(&a, "LIMIT");
+    a_str(&a, name32);
+    a_words(&a, "CONCURRENCY 3 10000 ID job-of-sixty-four-bytes-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(expected, sizeof expected, "ERR LIMIT 16 (%s): " ID_ERR, name32);
+    expect_error(&a, expected);
     static const char *const pa = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                              *pz = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";
     CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s LIMIT a TOKEN 10 1 1000", pa));
@@ -3871,17 +3988,18 @@ static void test_every_key_loads(void) {
 }
 
 /* --- random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md -------------------
- * RL.POLICY SET vectors of 0 to 17 limits of TOKEN, LEAKY and WINDOW clauses (numbers at the edges, options
- * repeated, conflicting, missing their values, others' options, junk, unknown kinds, bad and repeated names),
+ * RL.POLICY SET vectors of 0 to 17 limits of TOKEN, LEAKY, WINDOW, SLIDINGLOG and CONCURRENCY clauses (numbers
+ * at the edges, options repeated, conflicting, missing their values, others' options, a CONCURRENCY clause's
+ * ID, junk, unknown kinds, bad and repeated names),
  * RL.CHECK and RL.CHECK_RO vectors on keys of every sort under known and unknown policies, and GET, DEL, LIST
  * and unknown subcommands. The reference keeps its own record of the policies (which exist, their count of
- * limits, SHADOW) and of which policy each key belongs to. Each answer is the predicted error exactly, or a
+ * limits, which of them answer a lease, SHADOW) and of which policy each key belongs to. Each answer is the predicted error exactly, or a
  * reply of the predicted shape; an error changes no policy and no key; a taken SET is answered back by GET as
  * sent. */
 
 typedef struct copt {
     const char *name;
-    int value;
+    int value; /* 0: none, 1: an integer from min to max, 2: min to max bytes */
     long long min, max;
     const char *conflicts[3];
 } copt;
@@ -3890,6 +4008,7 @@ typedef struct ckind {
     const char *kind;
     int nparams;
     const char *pname[3];
+    long long pmax[3];
     int rate; /* 1: capacity * period / rate bounded (TOKEN, LEAKY) */
     copt opts[7];
     int nopts;
@@ -3897,32 +4016,41 @@ typedef struct ckind {
 
 /* A clause's options as the read-only form's table lists them (module/syntax.c's order: the first conflicting
  * option in it is the one an error names). */
+#define PMAX3 {MAX_COUNT, MAX_COUNT, MAX_COUNT}
 static const ckind ckinds[] = {
-    {"TOKEN", 3, {"capacity", "refill_tokens", "refill_ms"}, 1,
+    {"TOKEN", 3, {"capacity", "refill_tokens", "refill_ms"}, PMAX3, 1,
      {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "ATMOST", "FORCE"}},
       {"INTERVAL", 0, 0, 0, {NULL}}, {"ATMOST", 0, 0, 0, {"REFUND", "FORCE"}}, {"FORCE", 0, 0, 0, {"REFUND", "ATMOST"}}},
      5},
-    {"LEAKY", 3, {"capacity", "leak_tokens", "leak_ms"}, 1,
+    {"LEAKY", 3, {"capacity", "leak_tokens", "leak_ms"}, PMAX3, 1,
      {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "FORCE"}},
       {"NODELAY", 0, 0, 0, {NULL}}, {"FORCE", 0, 0, 0, {"REFUND"}}},
      4},
-    {"WINDOW", 2, {"limit", "window_ms"}, 0,
+    {"WINDOW", 2, {"limit", "window_ms"}, PMAX3, 0,
      {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "ATMOST", "FORCE"}},
       {"FIXED", 0, 0, 0, {"SLIDING", "SUBWINDOWS"}}, {"SLIDING", 0, 0, 0, {"FIXED", "SUBWINDOWS"}},
       {"SUBWINDOWS", 1, 2, 60, {"FIXED", "SLIDING"}}, {"ATMOST", 0, 0, 0, {"REFUND", "FORCE"}},
       {"FORCE", 0, 0, 0, {"REFUND", "ATMOST"}}},
      7},
+    {"SLIDINGLOG", 2, {"limit", "window_ms"}, {MAX_SLOG, MAX_COUNT}, 0,
+     {{"MINGAP", 1, 1, MAX_COUNT, {NULL}}, {"COST", 1, 0, MAX_SLOG, {"REFUND"}},
+      {"REFUND", 1, 0, MAX_SLOG, {"COST", "FORCE"}}, {"FORCE", 0, 0, 0, {"REFUND"}}},
+     4},
+    {"CONCURRENCY", 2, {"limit", "lease_ms"}, {MAX_LEASE, MAX_COUNT}, 0,
+     {{"COST", 1, 1, MAX_LEASE, {NULL}}, {"ID", 2, 1, 64, {NULL}}}, 2},
 };
+#define NCKINDS ((int)(sizeof ckinds / sizeof ckinds[0]))
 
 /* The policies the vectors name, and the reference's record of them. */
 typedef struct pmodel {
     const char *name;
     size_t len;
     int exists, n, shadow;
+    unsigned leases; /* bit i: limit i is a CONCURRENCY one (its reply has a seventh field, the lease) */
 } pmodel;
 #define P64 "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP"
-static pmodel pmodels[] = {{"bp", 2, 1, BP_LIMITS, 0}, {"bp2", 3, 1, 1, 1}, {"rp", 2, 0, 0, 0},
-                           {"rq", 2, 0, 0, 0},         {"Rp-_9", 5, 0, 0, 0}, {P64, 64, 0, 0, 0}};
+static pmodel pmodels[] = {{"bp", 2, 1, BP_LIMITS, 0, BP_LEASES}, {"bp2", 3, 1, 1, 1, 0}, {"rp", 2, 0, 0, 0, 0},
+                           {"rq", 2, 0, 0, 0, 0},         {"Rp-_9", 5, 0, 0, 0, 0}, {P64, 64, 0, 0, 0, 0}};
 #define NPMODELS ((int)(sizeof pmodels / sizeof pmodels[0]))
 static const bin set_names[] = {B("rp"), B("rq"), B("Rp-_9"), B(P64), B(P64 "P"), B(""), B("a.b"), B("\xff"), B("r p")};
 static const bin check_names[] = {B("bp"), B("bp2"), B("rp"), B("rq"), B(P64), B("nosuch"), B(""), B("b\0p"), B(P64 "P")};
@@ -3956,6 +4084,8 @@ typedef struct pverdict {
     int kind;            /* P_ERR, P_OK (SET, FLUSH), P_SIX (a check's reply), P_INT (DEL), P_LEASES (GET, LIST) */
     char error[400];
     int n, shadow;       /* SET: the policy's; a check: its policy's */
+    unsigned leases;     /* the same: its limits that answer a lease (pmodel's) */
+    unsigned logs;       /* SET: its SLIDINGLOG limits */
     int dry, waits, unmodeled;
     pmodel *policy;      /* SET, DEL, a check: the policy named (NULL: none of the record's) */
     int key;             /* a check: its key's index */
@@ -3981,18 +4111,18 @@ static const copt *copt_named(const ckind *k, const char *s, size_t n) {
 static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverdict *v) {
     int nargs = a->argc;
     const ckind *k = NULL;
-    static const char *const others[] = {"SLIDINGLOG", "SMOOTH", "CONCURRENCY", "QUOTA"};
+    static const char *const others[] = {"SMOOTH", "QUOTA"};
     for (size_t o = 0; o < sizeof others / sizeof others[0]; o++)
         if (*at < nargs && eq_ci(a->v[*at], a->l[*at], others[o])) v->unmodeled = 1;
-    for (size_t j = 0; j < sizeof ckinds / sizeof ckinds[0]; j++)
+    for (int j = 0; j < NCKINDS; j++)
         if (*at < nargs && eq_ci(a->v[*at], a->l[*at], ckinds[j].kind)) k = &ckinds[j];
     if (!k) return pv_error(v, "ERR LIMIT %d (%s): " KIND_ERR, i, nm);
     *at += 1;
     if (nargs - *at < k->nparams) return pv_error(v, "ERR LIMIT %d (%s): %s needs %d numbers", i, nm, k->kind, k->nparams);
     long long p[3];
     for (int j = 0; j < k->nparams; j++, *at += 1)
-        if (!strict_ll(a->v[*at], a->l[*at], &p[j]) || p[j] < 1 || p[j] > MAX_COUNT)
-            return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between 1 and %lld", i, nm, k->pname[j], MAX_COUNT);
+        if (!strict_ll(a->v[*at], a->l[*at], &p[j]) || p[j] < 1 || p[j] > k->pmax[j])
+            return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between 1 and %lld", i, nm, k->pname[j], k->pmax[j]);
     unsigned given = 0;
     long long subwindows = 0;
     for (; *at < nargs; *at += 1) {
@@ -4008,6 +4138,11 @@ static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverd
         given |= 1u << oi;
         if (!o->value) continue;
         if (++*at == nargs) return pv_error(v, "ERR LIMIT %d (%s): %s: needs a value", i, nm, o->name);
+        if (o->value == 2) { /* bytes: any, the word LIMIT too */
+            if ((long long)a->l[*at] < o->min || (long long)a->l[*at] > o->max)
+                return pv_error(v, "ERR LIMIT %d (%s): %s: must be 1 to %lld bytes", i, nm, o->name, o->max);
+            continue;
+        }
         long long val;
         if (!strict_ll(a->v[*at], a->l[*at], &val) || val < o->min || val > o->max)
             return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between %lld and %lld", i, nm, o->name, o->min,
@@ -4021,6 +4156,10 @@ static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverd
     }
     const copt *atmost = copt_named(k, "ATMOST", 6), *force = copt_named(k, "FORCE", 5), *nodelay = copt_named(k, "NODELAY", 7);
     if (atmost && (given & (1u << (atmost - k->opts)))) return pv_error(v, "ERR LIMIT %d (%s): " ATMOST_ERR, i, nm);
+    const copt *id = copt_named(k, "ID", 2);
+    if (id && (given & (1u << (id - k->opts)))) return pv_error(v, "ERR LIMIT %d (%s): " ID_ERR, i, nm);
+    if (strcmp(k->kind, "CONCURRENCY") == 0) v->leases |= 1u << (i - 1);
+    if (strcmp(k->kind, "SLIDINGLOG") == 0) v->logs |= 1u << (i - 1);
     if (k->rate && (__int128)p[0] * p[2] > (__int128)MAX_COUNT * p[1]) {
         const cmddef *d = &cmds[strcmp(k->kind, "TOKEN") == 0 ? 0 : 1];
         return pv_error(v, "ERR LIMIT %d (%s): %s", i, nm, d->combo_error + 4);
@@ -4092,6 +4231,7 @@ static void predict_policy_set(const argv_t *a, pverdict *v) {
     v->n = n;
 }
 
+
 /* RL.CHECK / RL.CHECK_RO policy key [options] (docs/commands.md#rlcheck), the key of type keytype. */
 static void predict_check(const argv_t *a, int ro, const char *keytype, pverdict *v) {
     const char *lname = ro ? "rl.check_ro" : "rl.check";
@@ -4149,6 +4289,7 @@ static void predict_check(const argv_t *a, int ro, const char *keytype, pverdict
     v->kind = P_SIX;
     v->n = m->n;
     v->shadow = m->shadow;
+    v->leases = m->leases;
 }
 
 static void predict_policy(const argv_t *a, const char *keytype, pverdict *v) {
@@ -4192,7 +4333,7 @@ static void predict_policy(const argv_t *a, const char *keytype, pverdict *v) {
 /* A clause for a random SET: mostly well formed, sometimes not. */
 static void random_clause(rng *r, argv_t *a) {
     static const char *const other_kinds[] = {"BUCKET", "LIMIT", "ALL", ""};
-    const ckind *k = &ckinds[rnd(r) % 3];
+    const ckind *k = &ckinds[rnd(r) % NCKINDS];
     if (rnd(r) % 12 == 0) random_case_word(r, a, PICK(r, other_kinds));
     else random_case_word(r, a, k->kind);
     int nparams = k->nparams - (rnd(r) % 15 == 0);
@@ -4213,7 +4354,7 @@ static void random_clause(rng *r, argv_t *a) {
             random_case_word(r, a, o->name);
             if (o->value && rnd(r) % 10) {
                 if (rnd(r) % 6) a_str(a, PICK(r, small_numbers));
-                else random_token(r, a);
+                else random_token(r, a); /* (an ID's too: empty, long, binary) */
             }
         } else if (pick < 15) {
             random_case_word(r, a, PICK(r, foreign));
@@ -4287,21 +4428,32 @@ static void random_policy_vector(rng *r, argv_t *a) {
     }
 }
 
-/* RL.CHECK's reply: allowed, retry_after_ms, reset_after_ms, then n six-field replies; the verdict 1 iff every
- * limit admits (always 1 under SHADOW). *denied: a limit denied. */
-static int check_reply_ok(const redisReply *x, int n, int shadow, int *denied) {
-    *denied = 0;
+/* RL.CHECK's reply: allowed, retry_after_ms, reset_after_ms, then n six-field replies, seven for a limit of
+ * `leases` (its lease: a bulk string, or nil when the call took none: always so for a denied or a dry call);
+ * the verdict 1 iff every limit admits (always 1 under SHADOW). *denied: a limit denied. */
+static int check_reply_ok(const redisReply *x, int n, unsigned leases, int shadow, int dry, int *denied, int *took) {
+    *denied = *took = 0;
     if (x->type != REDIS_REPLY_ARRAY || (int)x->elements != 3 + n) return 0;
     for (int i = 0; i < 3; i++)
         if (x->element[i]->type != REDIS_REPLY_INTEGER) return 0;
+    int lease_taken = 0;
     for (int i = 0; i < n; i++) {
         const redisReply *l = x->element[3 + i];
-        if (l->type != REDIS_REPLY_ARRAY || l->elements != 6) return 0;
+        size_t fields = (leases >> i) & 1 ? 7 : 6;
+        if (l->type != REDIS_REPLY_ARRAY || l->elements != fields) return 0;
         for (int k = 0; k < 6; k++)
             if (l->element[k]->type != REDIS_REPLY_INTEGER) return 0;
         if (l->element[0]->integer != 0 && l->element[0]->integer != 1) return 0;
         *denied |= l->element[0]->integer == 0;
+        if (fields == 7) {
+            const redisReply *lease = l->element[6];
+            if (lease->type != REDIS_REPLY_NIL && (lease->type != REDIS_REPLY_STRING || lease->len < 1 || lease->len > 64))
+                return 0;
+            lease_taken |= lease->type == REDIS_REPLY_STRING;
+        }
     }
+    if (lease_taken && (*denied || dry)) return 0;
+    *took = lease_taken;
     long long allowed = x->element[0]->integer;
     return shadow ? allowed == 1 : allowed == !*denied;
 }
@@ -4323,7 +4475,8 @@ static void test_policy_fuzz(void) {
     rng r = {0x9011c7f022ULL};
     freeReplyObject(cmd(c, "SET fp:str x"));
     freeReplyObject(cmd(c, "RL.TOKEN fp:tok 10 1 1000"));
-    long long mismatches = 0, changed = 0, pings_bad = 0, sets_taken = 0, checks_ok = 0, skipped = 0;
+    long long mismatches = 0, changed = 0, pings_bad = 0, sets_taken = 0, checks_ok = 0, skipped = 0, sets_logs = 0,
+              sets_leases = 0, leases_taken = 0, lease_checks = 0;
     static argv_t batch[FUZZ_BATCH];
     for (int done = 0; done < POLICY_VECTORS && !connection_lost; done += FUZZ_BATCH) {
         for (int i = 0; i < FUZZ_BATCH; i++) {
@@ -4364,7 +4517,7 @@ static void test_policy_fuzz(void) {
             pverdict v;
             predict_policy(a, keytype, &v);
             redisReply *x = rep[5];
-            int ok = 0, unchanged = 1, denied = 0;
+            int ok = 0, unchanged = 1, denied = 0, took = 0;
             switch (v.kind) {
             case P_ERR: ok = x->type == REDIS_REPLY_ERROR && strcmp(x->str, v.error) == 0 && printable(x->str, x->len); break;
             case P_OK:
@@ -4378,14 +4531,19 @@ static void test_policy_fuzz(void) {
                         v.policy->exists = 1;
                         v.policy->n = v.n;
                         v.policy->shadow = v.shadow;
+                        v.policy->leases = v.leases;
                     }
                     sets_taken += ok;
+                    sets_logs += ok && v.logs;
+                    sets_leases += ok && v.leases;
                     unchanged = 0;
                 }
                 break;
             case P_SIX:
-                ok = check_reply_ok(x, v.n, v.shadow, &denied);
+                ok = check_reply_ok(x, v.n, v.leases, v.shadow, v.dry, &denied, &took);
                 checks_ok += ok;
+                leases_taken += ok && took;
+                lease_checks += ok && v.leases;
                 unchanged = v.dry || denied;
                 if (ok && !unchanged) { /* a key this call created belongs to its policy */
                     if (rep[3]->type == REDIS_REPLY_NIL && rep[8]->type == REDIS_REPLY_STRING && v.key >= 0)
@@ -4429,8 +4587,11 @@ static void test_policy_fuzz(void) {
     CHECK_EQ(pings_bad, 0);
     /* the valid paths were taken, not only the errors */
     CHECK(sets_taken > 100 && checks_ok > 200);
-    printf("  random policy vectors: %d (%lld policies set, %lld checks answered, %lld left out)\n", POLICY_VECTORS,
-           sets_taken, checks_ok, skipped);
+    /* sliding logs and leases among them (a key's leases last: few checks admitted take one) */
+    CHECK(sets_logs > 10 && sets_leases > 10 && lease_checks > 30 && leases_taken > 0);
+    printf("  random policy vectors: %d (%lld policies set, %lld with a sliding log, %lld with leases; %lld checks "
+           "answered, %lld of them with leases, %lld leases taken; %lld left out)\n",
+           POLICY_VECTORS, sets_taken, sets_logs, sets_leases, checks_ok, lease_checks, leases_taken, skipped);
 }
 
 /* --- setup ------------------------------------------------------------------------------------------------ */
