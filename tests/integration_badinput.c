@@ -3197,7 +3197,7 @@ static unsigned judge_blob(const unsigned char *b, size_t len, unsigned *final) 
         if (!cell_length) return *final = PR_SHORT;
         return *final = b[0] == 'P' ? PR_UNKNOWN : PR_OTHER;
     }
-    if ((int64_t)pb_get(b + len - 8) < 1) return *final = PR_NOEXPIRY;
+    if ((int64_t)pb_get(b + len - 8) < 0) return *final = PR_NOEXPIRY; /* (0: none, as an AOF rewrite writes it) */
     pentry e[16];
     int n;
     return judge_body(b, len - 8, e, &n, final);
@@ -3351,11 +3351,15 @@ static void test_policy_blobs(void) {
         x.n = len;
         blob_refused("bi:chk", &x);
     }
-    /* no expiry */
-    pb_of(&x, "hv", all, NHV, 0);
-    blob_refused("bi:chk", &x);
+    /* an expiry before 0; 0 is none (an AOF rewrite's, which Redis follows with PEXPIREAT): the key then has none */
     pb_of(&x, "hv", all, NHV, (uint64_t)-1);
     blob_refused("bi:chk", &x);
+    pb_of(&x, "hv", all, NHV, (uint64_t)INT64_MIN);
+    blob_refused("bi:chk", &x);
+    pb_of(&x, "hv", all, NHV, 0);
+    CHECK(cmd_status_is(c, "OK", "RL.SETSTATE pb:noexp %b", (const char *)x.b, x.n));
+    CHECK_EQ(cmd_int(c, "PEXPIRETIME pb:noexp"), -1);
+    CHECK_EQ(cmd_int(c, "DEL pb:noexp"), 1);
     /* the policy's name: empty, too long, past the end, bad characters */
     static const struct {
         const char *name;
