@@ -20,11 +20,13 @@
  *     error, every DRYRUN and read-only call, every denied RL.ACQUIRE and every RL.RELEASE or RL.RENEW that
  *     answers 0. Lease blobs, valid and mutated, are judged by a reference reading of their layout;
  *   - policies: RL.POLICY's subcommands and counts of arguments, its names, its structure (LIMIT, limit
- *     names, their count, REFUND and ATMOST), a spec error of every kind at the first, second and last place;
- *     RL.CHECK and RL.CHECK_RO's options, unknown policies, keys of other types and other policies; valid
- *     policies at the edges, answered back by GET as set. snapshot() watches the policies too;
+ *     names, their count, REFUND, ATMOST and a CONCURRENCY clause's ID), a spec error of every kind (SLIDINGLOG's
+ *     and CONCURRENCY's too) at the first, second and last place; RL.CHECK and RL.CHECK_RO's options, unknown
+ *     policies, keys of other types and other policies; valid policies at the edges, answered back by GET as
+ *     set. snapshot() watches the policies too, and bp's keys, which hold a sliding log and a lease; RL.RELEASE,
+ *     RL.RENEW and RL.LEASES on a policy's key answer without changing it;
  *   - a policy-checked key's state (RL.SETSTATE key <'P' blob>): blobs crafted from real states with every
- *     fault of the layout, each refused with its exact error; every byte of a valid blob changed, the blob
+ *     fault of the layout (a sliding log's and the leases' included), each refused with its exact error; every byte of a valid blob changed, the blob
  *     cut and lengthened, each answered as a reference reading allows, RESTORE taking the same body exactly
  *     when RL.SETSTATE does; valid ones taken and read by RL.CHECK_RO; DEBUG RELOAD keeps them equal;
  *   - random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md.
@@ -279,6 +281,32 @@ static void expect_error_at(const argv_t *a, const char *expected, const char *f
 }
 #define expect_error(a, expected) expect_error_at(a, expected, __FILE__, __LINE__)
 
+/* A call that must answer, not fail, and change nothing (as bad input): an integer of value n, or an array of n
+ * elements; a PING after it answers PONG. */
+static void expect_quiet_reply_at(const argv_t *a, int type, long long n, const char *file, int line) {
+    if (connection_lost) return;
+    cases_tried++;
+    size_t l0, l1;
+    char *before = snapshot(&l0);
+    send_argv(a);
+    redisAppendCommand(c, "PING");
+    redisReply *r = get_reply(), *p = get_reply();
+    int ok = r && r->type == type &&
+             (type == REDIS_REPLY_INTEGER ? r->integer == n : type == REDIS_REPLY_ARRAY ? (long long)r->elements == n : 1);
+    if (!check_record(ok, file, line, "the call answers as expected"))
+        fprintf(stderr, "     %s\n     got: %s\n", describe(a), r && r->str ? r->str : "(another reply)");
+    check_record(reply_is_status(p, "PONG"), file, line, "the connection is in step (PING answers PONG)");
+    char *after = snapshot(&l1);
+    if (!check_record(before && after && l0 == l1 && memcmp(before, after, l0) == 0, file, line,
+                      "the call changes nothing (DUMP, PEXPIRETIME, ZRANGE, DBSIZE, clock)"))
+        fprintf(stderr, "     %s\n", describe(a));
+    if (r) freeReplyObject(r);
+    if (p) freeReplyObject(p);
+    free(before);
+    free(after);
+}
+#define expect_quiet_reply(a, type, n) expect_quiet_reply_at(a, type, n, __FILE__, __LINE__)
+
 static int is_acquire(const argv_t *a) {
     return (a->l[0] == 10 && strncasecmp(a->v[0], "RL.ACQUIRE", 10) == 0) ||
            (a->l[0] == 13 && strncasecmp(a->v[0], "RL.ACQUIRE_RO", 13) == 0);
@@ -388,6 +416,7 @@ static const char *const own_key[NCMDS] = {"bi:tok", "bi:leak", "bi:win", "bi:lo
 static const bin bin_key[NCMDS] = {B("bi:\0tok\r\n\xff"), B("bi:\0leak\r\n\xff"), B("bi:\0win\r\n\xff"),
                                    B("bi:\0log\r\n\xff"), B("bi:\0lease\r\n\xff")};
 #define MISSING_KEY "bi:none"
+#define CHK_BIN_KEY BV("bi:\0chk\r\n\xff") /* a policy's key with a binary name (setup_keys) */
 
 static const bin bad_numbers[] = {
     B(""), B("x"), B("1x"), B("x1"), B(" 1"), B("1 "), B("+1"), B("-1"), B("-0"), B("00"), B("01"), B("1.0"),
@@ -1377,7 +1406,8 @@ static void test_leases(void) {
     char over[65], expected[256];
     memset(over, 'x', sizeof over);
     const bin bad_ids[] = {B(""), {over, 65}};
-    static const char *const keys[] = {"bi:lease", MISSING_KEY, "bi:str"}; /* the arguments are checked first */
+    /* the arguments are checked first: on a lease key, none, another type, a policy's key */
+    static const char *const keys[] = {"bi:lease", MISSING_KEY, "bi:str", "bi:chk"};
     argv_t a;
 
     /* RL.ACQUIRE_RO: RL.ACQUIRE's arguments less DRYRUN and WAIT. */
@@ -1473,15 +1503,19 @@ static void test_leases(void) {
             else a_bin(&a, bad_numbers[b].p, bad_numbers[b].n);
             expect_error(&a, expected);
         }
-    /* every other type of key, binary-named ones too */
-    for (int k = 0; k < NTYPED + 1; k++) {
-        bin key = k < NTYPED ? (bin){typed_keys[k], strlen(typed_keys[k])} : bin_key[0];
+    /* every other type of key, binary-named ones too; a policy's key (bp's, with a lease of a made id) is
+     * one the first three take (docs/commands.md#rlrelease): no lease "held" there, so 0 and 0 and nothing
+     * written, its one lease listed */
+    for (int k = 0; k < NTYPED + 2; k++) {
+        bin key = k < NTYPED ? (bin){typed_keys[k], strlen(typed_keys[k])} : k == NTYPED ? bin_key[0] : CHK_BIN_KEY;
         if (k < NTYPED && strcmp(typed_kinds[k], "rl-leases") == 0) continue;
+        int policy_key = k > NTYPED || (k < NTYPED && strcmp(typed_kinds[k], "rl-checks") == 0);
         static const char *const lines[] = {"RL.RELEASE @ held", "RL.RENEW @ held 1000", "RL.LEASES @",
                                             "RL.ACQUIRE_RO @ 10 1000", "RL.ACQUIRE_RO @ 10000 1 COST 10000 ID held"};
         for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
             a_words_with(&a, lines[i], key);
-            expect_error(&a, WRONGTYPE);
+            if (policy_key && i < 3) expect_quiet_reply(&a, i < 2 ? REDIS_REPLY_INTEGER : REDIS_REPLY_ARRAY, i < 2 ? 0 : 1);
+            else expect_error(&a, WRONGTYPE);
         }
     }
 
@@ -2262,8 +2296,9 @@ static void test_fuzz(void) {
 }
 
 /* --- policies: RL.POLICY, RL.CHECK and RL.CHECK_RO -----------------------------------------------------------
- * Two policies stand through the whole program, bp (three limits) and bp2 (SHADOW, one limit), with bi:chk and
- * a binary-named key checked under bp (setup_keys). snapshot() watches the policies too (LIST, GET, INFO's
+ * Two policies stand through the whole program, bp (five limits, a sliding log and a concurrency limit among
+ * them) and bp2 (SHADOW, one limit), with bi:chk and a binary-named key checked under bp (setup_keys): each holds
+ * a log and a lease, which no bad input may change. snapshot() watches the policies too (LIST, GET, INFO's
  * counters), so a bad RL.POLICY SET that added or replaced a policy, or a bad RL.CHECK that counted a call,
  * is a change. The bad RL.POLICY SETs use bp's name, so one that went through would replace it. */
 
@@ -2271,13 +2306,15 @@ static void test_fuzz(void) {
 #define LIMIT_NAME_ERR "limit_name: must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -"
 #define LIMIT_COUNT_ERR "ERR LIMIT: a policy needs 1 to 16 limits"
 #define KIND_ERR "kind must be TOKEN, LEAKY, WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA"
-#define NOT_YET "not a policy's limit yet (a policy holds TOKEN, LEAKY, WINDOW, SMOOTH or QUOTA limits)"
+#define ID_ERR "ID: not in a policy (each lease RL.CHECK takes gets an id of its own, in the reply)"
 #define REFUND_ERR "REFUND: not in a policy (RL.CHECK takes; give back with the limiter's own command)"
 #define ATMOST_ERR "ATMOST: not an option of RL.ALL, which takes each limit's whole COST or none"
 #define MAX_POLICY_LIMITS 16
-#define CHK_BIN_KEY BV("bi:\0chk\r\n\xff")
-#define BP_LIMITS 3
-#define BP_SPEC "LIMIT sec TOKEN 10 1 1000 LIMIT min WINDOW 5 60000 LIMIT pol LEAKY 10 1 1000 NODELAY"
+#define BP_LIMITS 5
+#define BP_LEASES (1u << 4) /* its limits whose reply has a lease: the CONCURRENCY one */
+#define BP_SPEC                                                                                               \
+    "LIMIT sec TOKEN 10 1 1000 LIMIT min WINDOW 5 60000 LIMIT pol LEAKY 10 1 1000 NODELAY LIMIT log SLIDINGLOG 5 " \
+    "60000 LIMIT jobs CONCURRENCY 3 100000000"
 #define BP2_SPEC "SHADOW LIMIT day QUOTA 100 DAY"
 
 /* Valid clauses of every kind, as RL.POLICY GET answers them. */
@@ -2291,6 +2328,8 @@ static const char *const good_specs[] = {
     "WINDOW 10 1000 SUBWINDOWS 4 COST 2",
     "LEAKY 3 1 100 FORCE NODELAY",
     "TOKEN 1000000000000 1000000000000 1000 COST 0 FORCE INTERVAL",
+    "SLIDINGLOG 5 1000 MINGAP 10 COST 2",
+    "CONCURRENCY 3 10000 COST 2",
 };
 #define NGOOD ((int)(sizeof good_specs / sizeof good_specs[0]))
 
@@ -2417,9 +2456,21 @@ static void test_policy_structure(void) {
         {"RL.POLICY SET bp LIMIT a BUCKET REFUND", "ERR LIMIT 1 (a): " REFUND_ERR},
         {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 ATMOST", "ERR LIMIT 1 (a): " ATMOST_ERR},
         {"RL.POLICY SET bp LIMIT a WINDOW 5 1000 COST 2 ATMOST", "ERR LIMIT 1 (a): " ATMOST_ERR},
-        /* a limit of the limiters a policy does not hold yet */
-        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT log SLIDINGLOG 5 1000", "ERR LIMIT 2 (log): SLIDINGLOG: " NOT_YET},
-        {"RL.POLICY SET bp LIMIT lease CONCURRENCY 3 10000", "ERR LIMIT 1 (lease): CONCURRENCY: " NOT_YET},
+        /* a CONCURRENCY clause's ID: refused once the clause reads well (its own errors first), REFUND before it */
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 LIMIT jobs CONCURRENCY 3 10000 ID x", "ERR LIMIT 2 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 id job-7 COST 2", "ERR LIMIT 1 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 COST 2 ID LIMIT LIMIT b TOKEN 1 1 1", "ERR LIMIT 1 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp SHADOW LIMIT jobs CONCURRENCY 10000 1000000000000 ID 1 LIMIT log SLIDINGLOG 5 1000",
+         "ERR LIMIT 1 (jobs): " ID_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 0 10000 ID x", "ERR LIMIT 1 (jobs): limit: must be an integer between 1 and 10000"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x COST 0", "ERR LIMIT 1 (jobs): COST: must be an integer between 1 and 10000"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x FOO", "ERR LIMIT 1 (jobs): 'FOO' is not an option of CONCURRENCY"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x ID x", "ERR LIMIT 1 (jobs): ID: given more than once"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID", "ERR LIMIT 1 (jobs): ID: needs a value"},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x REFUND 1", "ERR LIMIT 1 (jobs): " REFUND_ERR},
+        {"RL.POLICY SET bp LIMIT jobs CONCURRENCY 3 10000 ID x WAIT 5", "ERR LIMIT 1 (jobs): 'WAIT' is not an option of CONCURRENCY"},
+        {"RL.POLICY SET bp LIMIT a TOKEN 10 1 1000 ID x", "ERR LIMIT 1 (a): 'ID' is not an option of TOKEN"},
+        {"RL.POLICY SET bp LIMIT log SLIDINGLOG 5 1000 ID x", "ERR LIMIT 1 (log): 'ID' is not an option of SLIDINGLOG"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_line_error(cases[i].line, cases[i].error);
     /* Binary junk where LIMIT is expected, and after a clause: shown as RL.ALL shows it. */
@@ -2506,15 +2557,21 @@ static int spec_words(bin *out, const char *words, int at, bin with) {
     return n;
 }
 
-/* Every number and option of the TOKEN, LEAKY and WINDOW clauses (their commands' tables: cmds[]) bad, at each
- * place; then the other kinds' and the clause-wide errors. */
+/* 1 if a clause never takes the option its command takes (the read-only form's syntax, and no WAIT). */
+static int clause_refuses(const char *option) {
+    return strcasecmp(option, "DRYRUN") == 0 || strcasecmp(option, "BLOCK") == 0 || strcasecmp(option, "WAIT") == 0;
+}
+
+/* Every number and option of the TOKEN, LEAKY, WINDOW, SLIDINGLOG and CONCURRENCY clauses (their commands' tables:
+ * cmds[]) bad, at each place; then the other kinds' and the clause-wide errors. */
 static void test_policy_specs(void) {
     int rot = 0;
     char rest[200], words[128];
     bin spec[40];
-    for (int ci = 0; ci < 3; ci++) {
+    static const char *const kinds[NCMDS] = {"TOKEN", "LEAKY", "WINDOW", "SLIDINGLOG", "CONCURRENCY"};
+    for (int ci = 0; ci < NCMDS; ci++) {
         const cmddef *d = &cmds[ci];
-        const char *kind = d->name + 3; /* "RL.TOKEN" -> TOKEN */
+        const char *kind = kinds[ci];
         snprintf(words, sizeof words, "%s %s", kind, d->valid);
         for (int p = 0; p < d->nparams; p++) {
             range_text(rest, sizeof rest, d->pname[p], 1, d->pmax[p]);
@@ -2536,12 +2593,16 @@ static void test_policy_specs(void) {
         range_text(rest, sizeof rest, d->pname[d->nparams - 1], 1, d->pmax[d->nparams - 1]);
         policy_spec_case(spec, d->nparams + 2, rest + 4, 1, &rot);
         int n = spec_words(spec, words, -1, (bin){0});
-        /* COST: its range in a clause (0 .. 10^12), its value missing, given twice */
-        range_text(rest, sizeof rest, "COST", 0, MAX_COUNT);
-        for (int b = -1; b < NBAD; b++) {
-            if (b >= 0 && bad_numbers[b].n == 1 && bad_numbers[b].p[0] == '0') continue;
+        /* COST: its range in a clause (its command's: 0 .. 10^12, 0 .. 10^5 for a log, 1 .. 10^4 for leases), its
+         * value missing, given twice */
+        const optdef *cost = find_opt(d, "COST");
+        char over[32];
+        snprintf(over, sizeof over, "%lld", cost->max + 1);
+        range_text(rest, sizeof rest, "COST", cost->min, cost->max);
+        for (int b = -2; b < NBAD; b++) {
+            if (b == -2 && cost->min == 0) continue;
             spec[n] = (bin)B("COST");
-            spec[n + 1] = b < 0 ? (bin)B("1000000000001") : bad_numbers[b];
+            spec[n + 1] = b == -2 ? (bin)B("0") : b == -1 ? (bin){over, strlen(over)} : bad_numbers[b];
             policy_spec_case(spec, n + 2, rest + 4, 0, &rot);
         }
         spec[n] = (bin)B("COST");
@@ -2556,12 +2617,46 @@ static void test_policy_specs(void) {
         static const char *const foreign[] = {"DRYRUN", "BLOCK", "WAIT", "ID", "MINGAP", "PXAT", "SHADOW", "WARMUP",
                                               "OFFSET", "TOKEN", "FOO", "dryrun"};
         for (size_t f = 0; f < sizeof foreign / sizeof foreign[0]; f++) {
-            if (find_opt(d, foreign[f]) && strcasecmp(foreign[f], "DRYRUN") != 0 && strcasecmp(foreign[f], "BLOCK") != 0)
-                continue;
+            if (find_opt(d, foreign[f]) && !clause_refuses(foreign[f])) continue;
             spec[n] = (bin){foreign[f], strlen(foreign[f])};
             spec[n + 1] = (bin)B("100");
             snprintf(rest, sizeof rest, "'%s' is not an option of %s", foreign[f], kind);
             policy_spec_case(spec, n + 2, rest, 0, &rot);
+        }
+        /* the kind's own options with a number (MINGAP): out of range, missing, given twice; ID's bytes (refused
+         * in a policy whatever they are, once they read as an id) */
+        for (int o = 0; o < d->nopts; o++) {
+            const optdef *op = &d->opts[o];
+            if (strcmp(op->name, "COST") == 0 || clause_refuses(op->name) || !op->takes_value) continue;
+            spec[n] = (bin){op->name, strlen(op->name)};
+            if (op->takes_value == 2) {
+                static char id65[65];
+                memset(id65, 'i', sizeof id65);
+                const bin bad_ids[] = {B(""), {id65, 65}}, good_ids[] = {B("\0\r\n\xff"), {id65, 64}, B("LIMIT")};
+                snprintf(rest, sizeof rest, "%s: must be 1 to %lld bytes", op->name, op->max);
+                for (size_t k = 0; k < 2; k++) {
+                    spec[n + 1] = bad_ids[k];
+                    policy_spec_case(spec, n + 2, rest, 0, &rot);
+                }
+                for (size_t k = 0; k < 3; k++) {
+                    spec[n + 1] = good_ids[k];
+                    policy_spec_case(spec, n + 2, ID_ERR, 0, &rot);
+                }
+            } else {
+                snprintf(over, sizeof over, "%lld", op->max + 1);
+                range_text(rest, sizeof rest, op->name, op->min, op->max);
+                for (int b = -2; b < NBAD; b++) {
+                    spec[n + 1] = b == -2 ? (bin)B("0") : b == -1 ? (bin){over, strlen(over)} : bad_numbers[b];
+                    policy_spec_case(spec, n + 2, rest + 4, 0, &rot);
+                }
+            }
+            snprintf(rest, sizeof rest, "%s: needs a value", op->name);
+            policy_spec_case(spec, n + 1, rest, 1, &rot);
+            spec[n + 1] = (bin)B("1");
+            spec[n + 2] = spec[n];
+            spec[n + 3] = (bin)B("2");
+            snprintf(rest, sizeof rest, "%s: given more than once", op->name);
+            policy_spec_case(spec, n + 4, rest, 0, &rot);
         }
     }
     /* Conflicts, the limiters' own checks, the other kinds. */
@@ -2605,6 +2700,16 @@ static void test_policy_specs(void) {
         {"QUOTA 5 DAY ATMOST", "'ATMOST' is not an option of QUOTA", 0},
         {"SLIDINGLOG 0 1000", "limit: must be an integer between 1 and 100000", 0},
         {"SLIDINGLOG 5 1000 FOO", "'FOO' is not an option of SLIDINGLOG", 0},
+        {"SLIDINGLOG 5 1000 ATMOST", "'ATMOST' is not an option of SLIDINGLOG", 0},
+        {"SLIDINGLOG 5 1000 FORCE FORCE", "FORCE: given more than once", 0},
+        {"SLIDINGLOG 5 1000 MINGAP 10 LOCKOUT 100 MAXLOCK 10", "MAXLOCK: must be at least LOCKOUT's ms", 0},
+        {"SLIDINGLOG 5 1000 FORGIVE 10", "FORGIVE: needs LOCKOUT ms", 0},
+        {"SLIDINGLOG 5 1000 MINGAP LIMIT", "MINGAP: must be an integer between 1 and 1000000000000", 1},
+        {"CONCURRENCY 3 1000 FORCE", "'FORCE' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 ATMOST", "'ATMOST' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 LOCKOUT 100", "'LOCKOUT' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 ID a LOCKOUT 100", "'LOCKOUT' is not an option of CONCURRENCY", 0},
+        {"CONCURRENCY 3 1000 COST 2 ID a", ID_ERR, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int n = spec_words(spec, cases[i].words, -1, (bin){0});
@@ -2625,6 +2730,11 @@ static void test_policy_valid(void) {
         "LIMIT llllllllllllllllllllllllllllllll SMOOTH 1000000000 WARMUP 1000000000000 COLDFACTOR 10",
         "RL.POLICY SET pv-4 LIMIT w WINDOW 1000000000000 1000000000000 SUBWINDOWS 2 COST 0",
         "RL.POLICY SET pv-5 LIMIT t TOKEN 1000 1 1000000000", /* refill takes exactly 10^12 ms */
+        "RL.POLICY SET pv-6 LIMIT log SLIDINGLOG 100000 1000000000000 MINGAP 1000000000000 COST 100000 FORCE LOCKOUT "
+        "1000000000000 BACKOFF 2 MAXLOCK 1000000000000 FORGIVE 1000000000000",
+        "RL.POLICY SET pv-7 LIMIT jobs CONCURRENCY 10000 1000000000000 COST 10000 LIMIT one concurrency 1 1 "
+        "LIMIT log slidinglog 1 1 cost 0",
+        "RL.POLICY SET pv-8 SHADOW LIMIT big CONCURRENCY 3 1000 COST 4 LIMIT Id SLIDINGLOG 5 1000 COST 6", /* never admit */
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         argv_t a;
@@ -2658,7 +2768,7 @@ static void test_policy_valid(void) {
     r = cmd(c, "RL.CHECK_RO pv-16 pv:k COST 0");
     CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + MAX_POLICY_LIMITS);
     freeReplyObject(r);
-    static const char *const names[] = {"pv-1", "pv-2", "pv-3", "SHADOW", "AZaz09_-", "pv-4", "pv-5", "pv-16",
+    static const char *const names[] = {"pv-1", "pv-2", "pv-3", "SHADOW", "AZaz09_-", "pv-4", "pv-5", "pv-6", "pv-7", "pv-8", "pv-16",
                                         "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", names[i]), 1);
@@ -2791,12 +2901,15 @@ static void test_check_errors(void) {
 /* --- a policy-checked key's state: RL.SETSTATE key <'P' blob>, RESTORE, the RDB -------------------------------
  * The layout (module/bundle_type.c, docs/design.md): 'P' | policy_len (1) | policy | n (1) | n entries |
  * expire_at_ms (8, RL.SETSTATE only); an entry: tag (1) | name_len (1) | name | words (1) | has_rec (1) |
- * expire_ms (8) | [the lock record: 4 x 8] | words x 8; numbers little-endian. Valid blobs come from real keys
- * (harvest: DUMP without compression holds the RDB's encoding, the same bytes), then are crafted and mutated.
- * A reference reading of the layout (judge_blob) says, for any blob, which answers are right: the exact
- * error for every fault of the layout, and "the module's call" (valid, or not a valid state or lock) where
- * only the limiter's algorithm can say. The same body in a DUMP payload (RESTORE) must be taken exactly when
- * RL.SETSTATE takes it: both read it with the one decoder. */
+ * expire_ms (8) | [the lock record: 4 x 8] | words x 8 | a sliding log's (tag 'S', no words): nlog (4), then
+ * nlog x (at_us 8, weight 8), newest first | a concurrency limit's leases (tag 'C', no words), as
+ * module/lease_type.c writes them: the count (4), then each lease (end_us 8, acquired_us 8, units 4, id_len 1,
+ * id); numbers little-endian. Valid blobs come from real keys (harvest: DUMP without compression holds the
+ * RDB's encoding, the same bytes), then are crafted (richer logs and leases too) and mutated. A reference
+ * reading of the layout (judge_blob) says, for any blob, which answers are right: the exact error for every
+ * fault of the layout, a sliding log's and the leases' included, and "the module's call" (valid, or not a
+ * valid state or lock) where only the limiter's algorithm can say. The same body in a DUMP payload (RESTORE)
+ * must be taken exactly when RL.SETSTATE takes it: both read it with the one decoder. */
 
 #define PB_MAX 4096
 typedef struct pblob {
@@ -2810,6 +2923,8 @@ typedef struct pentry {
     char name[256];
     int64_t expire_ms, rec[4];
     uint64_t w[256];
+    size_t tail_len;            /* 'S', 'C': the log's or the leases' bytes, as the layout has them */
+    unsigned char tail[PB_MAX];
 } pentry;
 
 static void pb_byte(pblob *x, unsigned v) {
@@ -2845,6 +2960,44 @@ static void pb_entry(pblob *x, const pentry *e) {
     if (e->has_rec)
         for (int k = 0; k < 4; k++) pb_le(x, (uint64_t)e->rec[k]);
     for (unsigned k = 0; k < e->words; k++) pb_le(x, e->w[k]);
+    pb_bytes(x, e->tail, e->tail_len);
+}
+
+/* An entry's tail, crafted: numbers of `bytes` bytes (little-endian), bytes. */
+static void pe_num(pentry *e, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes && e->tail_len < PB_MAX; i++) e->tail[e->tail_len++] = (unsigned char)(v >> (8 * i));
+}
+static void pe_bytes(pentry *e, const void *p, size_t n) {
+    for (size_t i = 0; i < n && e->tail_len < PB_MAX; i++) e->tail[e->tail_len++] = ((const unsigned char *)p)[i];
+}
+
+/* A sliding log of n entries {at_us, weight}, newest first as given. */
+static void pe_log(pentry *e, uint64_t nlog, int n, const int64_t (*log)[2]) {
+    e->tail_len = 0;
+    pe_num(e, nlog, 4);
+    for (int i = 0; i < n; i++) {
+        pe_num(e, (uint64_t)log[i][0], 8);
+        pe_num(e, (uint64_t)log[i][1], 8);
+    }
+}
+
+/* One lease after the count (pe_num(e, count, 4) first): its end, acquisition, units, id's length, id. */
+typedef struct plead {
+    int64_t end_us, acquired_us;
+    uint64_t units; /* 4 bytes */
+    unsigned id_len;
+    const char *id; /* id_len bytes (they may run past the body: a lease cut short) */
+} plead;
+static void pe_leases(pentry *e, uint64_t count, int n, const plead *l) {
+    e->tail_len = 0;
+    pe_num(e, count, 4);
+    for (int i = 0; i < n; i++) {
+        pe_num(e, (uint64_t)l[i].end_us, 8);
+        pe_num(e, (uint64_t)l[i].acquired_us, 8);
+        pe_num(e, l[i].units, 4);
+        pe_num(e, l[i].id_len, 1);
+        pe_bytes(e, l[i].id, strlen(l[i].id) < l[i].id_len ? strlen(l[i].id) : l[i].id_len);
+    }
 }
 
 /* The answers a reference reading allows. */
@@ -2864,8 +3017,11 @@ enum {
     PR_STATE = 1 << 12,
     PR_TWICE = 1 << 13,
     PR_AFTER = 1 << 14,
-    PR_NBITS = 15,
-    PR_OTHER = 1 << 15 /* another form's: any error of it */
+    PR_NOWORDS = 1 << 15, /* a sliding log's or leases' entry with words */
+    PR_SLOG = 1 << 16,
+    PR_LEASES = 1 << 17,
+    PR_NBITS = 18,
+    PR_OTHER = 1 << 18 /* another form's: any error of it */
 };
 
 static const char *pr_text(int bit) {
@@ -2885,6 +3041,9 @@ static const char *pr_text(int bit) {
         "ERR state: not a valid policy state (not a valid state of its kind)",
         "ERR state: not a valid policy state (a limit name twice)",
         "ERR state: not a valid policy state (bytes after the entries)",
+        "ERR state: not a valid policy state (a sliding log or leases have no words)",
+        "ERR state: not a valid policy state (not a valid sliding log)",
+        "ERR state: not a valid policy state (not valid leases)",
     };
     return text[bit];
 }
@@ -2906,15 +3065,58 @@ static int name_ok(const unsigned char *s, size_t len, size_t max) {
     return 1;
 }
 
-/* A name's bytes are read only where the body has them: a name that runs past the body is "truncated", whatever
- * the bytes after the body (the expiry) are. */
-#define NAME_PAST_END_ALLOWS 0
-
 #define MAX_ENTRY_EXPIRE_MS (MAX_TIME_MS * 4)
+#define MAX_TIME_US (MAX_TIME_MS * 1000)
 
-/* The answers allowed for a body of len bytes (the blob without its expiry), read as the layout says, and in
- * *final the answer where the reading stops (PR_OK, or the fault of the layout met first); the entries read
- * are left in e[]. */
+static uint64_t le_get(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* A sliding log as the layout allows it: newest first (equal times allowed), each weight 1 to MAX_SLOG + 1,
+ * each time in [0, MAX_TIME_US), at most MAX_SLOG + 1 units in all. */
+static int log_ok(const unsigned char *q, int64_t n) {
+    int64_t units = 0, newer = 0;
+    for (int64_t i = 0; i < n; i++, q += 16) {
+        int64_t at = (int64_t)le_get(q, 8), weight = (int64_t)le_get(q + 8, 8);
+        if (weight < 1 || weight > MAX_SLOG + 1 || at < 0 || at >= MAX_TIME_US || (i > 0 && at > newer)) return 0;
+        newer = at;
+        units += weight;
+    }
+    return units <= MAX_SLOG + 1;
+}
+
+/* Leases as module/lease_type.c reads them from left bytes at q: the count (at most MAX_LEASE), then each lease
+ * whole (a lease cut short is a fault), each valid (an end from 1 to MAX_LEASE_END_US, acquired from 0 to its
+ * end, units 1 to MAX_LEASE as a signed 32-bit number, an id of 1 to 64 bytes), sorted by end. 1 with *used
+ * and *count, else 0. */
+static int leases_ok(const unsigned char *q, size_t left, size_t *used, int64_t *count) {
+    if (left < 4) return 0;
+    uint64_t n = le_get(q, 4);
+    if (n > MAX_LEASE) return 0;
+    size_t at = 4;
+    int64_t before = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (left - at < 21 || left - at < 21 + (size_t)q[at + 20]) return 0;
+        int64_t end = (int64_t)le_get(q + at, 8), acquired = (int64_t)le_get(q + at + 8, 8);
+        int32_t units = (int32_t)le_get(q + at + 16, 4);
+        unsigned id_len = q[at + 20];
+        if (end < 1 || end > MAX_LEASE_END_US || acquired < 0 || acquired > end || units < 1 || units > MAX_LEASE ||
+            id_len < 1 || id_len > 64 || (i > 0 && before > end))
+            return 0;
+        before = end;
+        at += 21 + id_len;
+    }
+    *used = at;
+    *count = (int64_t)n;
+    return 1;
+}
+
+/* The answers allowed for a body of len bytes (the blob without its expiry), read as the layout says and in
+ * module/bundle_type.c's order, and in *final the answer where the reading stops (PR_OK, or the fault of the
+ * layout met first); the entries read are left in e[]. An entry's name is read only once the body holds it
+ * and the entry's fixed part after it ("truncated" before "bad limit name"). */
 static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n_out, unsigned *final) {
     unsigned allowed = 0;
 #define STOP(bit)               \
@@ -2933,19 +3135,16 @@ static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n
         if (left < 2) STOP(PR_TRUNC);
         unsigned char tag = p[at];
         unsigned nl = p[at + 1];
-        if (tag == 0 || !strchr("TLWGQ", tag)) STOP(PR_KIND);
-        if (nl == 0 || nl > 32) STOP(PR_NAME); /* its length alone says so */
-        if (left < 2 + (size_t)nl) {
-            allowed |= NAME_PAST_END_ALLOWS;
-            STOP(PR_TRUNC);
-        }
-        if (!name_ok(p + at + 2, nl, 32)) STOP(PR_NAME);
+        if (tag == 0 || !strchr("TLWSGCQ", tag)) STOP(PR_KIND);
+        int log = tag == 'S', leases = tag == 'C';
         if (left < 12 + (size_t)nl) STOP(PR_TRUNC);
+        if (!name_ok(p + at + 2, nl, 32)) STOP(PR_NAME);
         const unsigned char *q = p + at + 2 + nl;
         unsigned words = q[0], has_rec = q[1];
         int64_t expire = (int64_t)pb_get(q + 2);
         size_t need = 12 + nl + (has_rec ? 32 : 0) + 8 * (size_t)words;
         if (has_rec > 1 || words > 64 || left < need) STOP(PR_TRUNC);
+        if ((log || leases) && words) STOP(PR_NOWORDS);
         if (expire < 0 || expire > MAX_ENTRY_EXPIRE_MS) STOP(PR_EXPIRY);
         pentry *x = &e[i];
         x->tag = tag;
@@ -2954,16 +3153,31 @@ static unsigned judge_body(const unsigned char *p, size_t len, pentry *e, int *n
         x->words = words;
         x->has_rec = has_rec;
         x->expire_ms = expire;
+        x->tail_len = 0;
         q += 10;
         if (has_rec) {
             for (int k = 0; k < 4; k++, q += 8) x->rec[k] = (int64_t)pb_get(q);
             allowed |= PR_LOCK; /* the lock's validity is the module's call */
         }
-        if (!has_rec && words == 0) STOP(PR_NOTHING);
         for (unsigned k = 0; k < words; k++, q += 8) x->w[k] = pb_get(q);
         if (words) allowed |= PR_STATE; /* so is the state's */
         at += need;
         left -= need;
+        int64_t units = 0; /* the log's entries, or the leases */
+        size_t tail = 0;
+        if (log) {
+            if (left < 4) STOP(PR_TRUNC);
+            units = (int64_t)le_get(q, 4);
+            if (units > MAX_SLOG + 1 || left - 4 < 16 * (size_t)units) STOP(PR_TRUNC);
+            tail = 4 + 16 * (size_t)units;
+            if (!log_ok(q + 4, units)) STOP(PR_SLOG);
+        }
+        if (leases && !leases_ok(q, left, &tail, &units)) STOP(PR_LEASES);
+        if (!has_rec && words == 0 && units == 0) STOP(PR_NOTHING);
+        memcpy(x->tail, q, tail);
+        x->tail_len = tail;
+        at += tail;
+        left -= tail;
         *n_out = (int)i + 1;
         for (unsigned j = 0; j < i; j++)
             if (e[j].name_len == nl && memcmp(e[j].name, x->name, nl) == 0) STOP(PR_TWICE);
@@ -2983,7 +3197,7 @@ static unsigned judge_blob(const unsigned char *b, size_t len, unsigned *final) 
         if (!cell_length) return *final = PR_SHORT;
         return *final = b[0] == 'P' ? PR_UNKNOWN : PR_OTHER;
     }
-    if ((int64_t)pb_get(b + len - 8) < 1) return *final = PR_NOEXPIRY;
+    if ((int64_t)pb_get(b + len - 8) < 0) return *final = PR_NOEXPIRY; /* (0: none, as an AOF rewrite writes it) */
     pentry e[16];
     int n;
     return judge_body(b, len - 8, e, &n, final);
@@ -3048,10 +3262,34 @@ static size_t dump_payload(const unsigned char *body, size_t len, unsigned char 
 
 #define HV_SPEC                                                                                                  \
     "LIMIT t TOKEN 10 1 1000 LIMIT w WINDOW 5 60000 LIMIT lk TOKEN 1 1 1000 LOCKOUT 1000 LIMIT lq LEAKY 10 1 1000 " \
-    "NODELAY LIMIT g SMOOTH 2.5 LIMIT q QUOTA 100 DAY LIMIT s WINDOW 10 1000 SUBWINDOWS 5"
+    "NODELAY LIMIT g SMOOTH 2.5 LIMIT q QUOTA 100 DAY LIMIT s WINDOW 10 1000 SUBWINDOWS 5 "                        \
+    "LIMIT sl SLIDINGLOG 5 60000 MINGAP 10 LIMIT cc CONCURRENCY 3 100000000"
+#define NHV 9  /* hv's limits, and the harvest's entries */
+#define HV_LOG 7 /* the sliding log's entry, and the leases' */
+#define HV_LEASES 8
+#define T0_US (T0 * 1000)
 static pentry harvest[16];
 static int nharvest;
 static pblob harvest_body; /* the key's encoding, as the RDB holds it */
+
+/* The harvested log and leases, made richer: three entries of the log (two at one instant), three leases (ends
+ * in order, one id of 40 bytes, binary ones too), as the storage could have written them. */
+static void enrich_harvest(void) {
+    const pentry *sl = &harvest[HV_LOG];
+    int64_t newest = (int64_t)le_get(sl->tail + 4, 8);
+    const int64_t log[3][2] = {{newest, 1}, {newest - 1000, 2}, {newest - 1000, 1}};
+    pe_log(&harvest[HV_LOG], 3, 3, log);
+    pentry *cc = &harvest[HV_LEASES];
+    const unsigned char *made = cc->tail + 4; /* the lease RL.CHECK took, kept as written */
+    int64_t end = (int64_t)le_get(made, 8);
+    static char made_id[64];
+    memcpy(made_id, made + 21, made[20]);
+    const plead leases[3] = {{T0_US + 5000000, T0_US - 1000, 1, 5, "job-7"},
+                             {end, (int64_t)le_get(made + 8, 8), (uint32_t)le_get(made + 16, 4), made[20], made_id},
+                             {end + 1, T0_US, 1, 40, "\r\n\xff-forty-bytes-of-lease-id-xxxxxxxxxxxxxx"}};
+    pe_leases(cc, 3, 3, leases);
+    cc->tail[4 + 21 + 5 + 21 + made[20] + 21 + 3] = 0; /* a NUL in the long id */
+}
 
 static int harvest_states(void) {
     freeReplyObject(cmd(c, "CONFIG SET rdbcompression no"));
@@ -3066,8 +3304,12 @@ static int harvest_states(void) {
     ok = CHECK(judge_body(harvest_body.b, harvest_body.n, harvest, &nharvest, &final) == (PR_OK | PR_LOCK | PR_STATE));
     int locked = 0;
     for (int i = 0; i < nharvest; i++) locked += harvest[i].has_rec;
-    ok = ok && CHECK(nharvest == 7 && locked == 1);
+    ok = ok && CHECK(nharvest == NHV && locked == 1);
+    /* the log and the lease RL.CHECK wrote: one entry of weight 1, one lease of 1 unit */
+    ok = ok && CHECK(harvest[HV_LOG].tag == 'S' && harvest[HV_LOG].tail_len == 4 + 16 && harvest[HV_LEASES].tag == 'C' &&
+                     le_get(harvest[HV_LEASES].tail, 4) == 1);
     if (!ok) nharvest = 0;
+    else enrich_harvest();
     return ok;
 }
 
@@ -3088,20 +3330,20 @@ static void blob_refused_at(const char *key, const pblob *x, const char *file, i
         check_record(0, file, line, "a crafted blob is refused by the reference");
         return;
     }
-    unsigned also = final == PR_TRUNC ? allowed & PR_NAME : 0; /* a name past the end: NAME_PAST_END_ALLOWS */
+    (void)allowed;
     argv_t a;
     a_reset(&a);
     a_words(&a, "RL.SETSTATE");
     a_str(&a, key);
     a_bin(&a, (const char *)x->b, x->n);
-    expect_error2_at(&a, pr_text(__builtin_ctz(final)), also ? pr_text(__builtin_ctz(also)) : NULL, file, line);
+    expect_error_at(&a, pr_text(__builtin_ctz(final)), file, line);
 }
 #define blob_refused(key, x) blob_refused_at(key, x, __FILE__, __LINE__)
 
 static void test_policy_blobs(void) {
     if (!harvest_states()) return;
     pblob x;
-    const int all[] = {0, 1, 2, 3, 4, 5, 6};
+    const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
     pentry e;
     /* the lengths around the least a policy's state holds (25 bytes) */
     for (size_t len = 1; len <= 24; len++) {
@@ -3109,11 +3351,15 @@ static void test_policy_blobs(void) {
         x.n = len;
         blob_refused("bi:chk", &x);
     }
-    /* no expiry */
-    pb_of(&x, "hv", all, 7, 0);
+    /* an expiry before 0; 0 is none (an AOF rewrite's, which Redis follows with PEXPIREAT): the key then has none */
+    pb_of(&x, "hv", all, NHV, (uint64_t)-1);
     blob_refused("bi:chk", &x);
-    pb_of(&x, "hv", all, 7, (uint64_t)-1);
+    pb_of(&x, "hv", all, NHV, (uint64_t)INT64_MIN);
     blob_refused("bi:chk", &x);
+    pb_of(&x, "hv", all, NHV, 0);
+    CHECK(cmd_status_is(c, "OK", "RL.SETSTATE pb:noexp %b", (const char *)x.b, x.n));
+    CHECK_EQ(cmd_int(c, "PEXPIRETIME pb:noexp"), -1);
+    CHECK_EQ(cmd_int(c, "DEL pb:noexp"), 1);
     /* the policy's name: empty, too long, past the end, bad characters */
     static const struct {
         const char *name;
@@ -3132,14 +3378,15 @@ static void test_policy_blobs(void) {
         blob_refused("bi:chk", &x);
     }
     /* counts: none, 17, 255, more than there are, fewer */
-    static const unsigned counts[] = {0, 17, 255, 8, 2, 6};
+    static const unsigned counts[] = {0, 17, 255, NHV + 1, 2, NHV - 1};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+        pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
         x.b[4] = (unsigned char)counts[i];
         blob_refused(MISSING_KEY, &x);
     }
-    /* an entry's kind: a limiter a policy does not hold, none */
-    static const unsigned char bad_tags[] = {'S', 'C', 'K', 'P', 'X', 0, 't', 0xff};
+    /* an entry's kind: none of a policy's limiters (a lock's, a policy's, none, others), or a sliding log's or
+     * leases' holding a cell's words */
+    static const unsigned char bad_tags[] = {'S', 'C', 'K', 'P', 'X', 0, 't', 's', 'c', 0xff};
     for (size_t i = 0; i < sizeof bad_tags / sizeof bad_tags[0]; i++) {
         e = harvest[0];
         e.tag = bad_tags[i];
@@ -3216,14 +3463,14 @@ static void test_policy_blobs(void) {
     }
     /* bytes after the last entry, or before the expiry */
     for (int extra = 1; extra <= 9; extra += 4) {
-        pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+        pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
         x.n -= 8;
         for (int i = 0; i < extra; i++) pb_byte(&x, 0);
         pb_le(&x, FAR_EXPIRY);
         blob_refused("bi:chk", &x);
     }
     /* cut anywhere: every length from the whole body down to the tag, with a valid expiry after it */
-    pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+    pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
     size_t body = x.n - 8;
     for (size_t cut = 1; cut + 17 <= body; cut++) {
         pblob y;
@@ -3233,7 +3480,7 @@ static void test_policy_blobs(void) {
         blob_refused("bi:chk", &y);
     }
     /* a valid state on a key of another type: WRONGTYPE, after the blob is read */
-    pb_of(&x, "hv", all, 7, FAR_EXPIRY);
+    pb_of(&x, "hv", all, NHV, FAR_EXPIRY);
     for (int k = 0; k < NTYPED; k++) {
         if (strcmp(typed_kinds[k], "rl-checks") == 0) continue;
         bin blob = {(const char *)x.b, x.n};
@@ -3254,7 +3501,7 @@ static void test_policy_blobs(void) {
     struct {
         const char *policy;
         int k;
-    } valid[] = {{"hv", 7}, {"hv", 1}, {p64, 16}, {"hv", -1}, {"hv", 0}};
+    } valid[] = {{"hv", NHV}, {"hv", 1}, {p64, 16}, {"hv", -1}, {"hv", 0}};
     for (size_t v = 0; v < sizeof valid / sizeof valid[0]; v++) {
         int k = valid[v].k;
         if (k == 16) {
@@ -3300,13 +3547,183 @@ static void test_policy_blobs(void) {
             CHECK(read_dump(d, &back) && back.n == x.n - 8 && memcmp(back.b, x.b, back.n) == 0);
             freeReplyObject(d);
             r = cmd(c, "RL.CHECK_RO %s %s", valid[v].policy, name);
-            CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + 7);
+            CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + NHV);
             freeReplyObject(r);
             cases_tried++;
         }
         CHECK_EQ(cmd_int(c, "DEL pb:new"), 1);
     }
     CHECK_EQ(cmd_int(c, "RL.POLICY DEL %s", p64), 1);
+}
+
+/* One crafted entry e under hv, alone or after a harvested one: refused with the fault `want` (the reference
+ * must read it there: a crafted case that misses its fault is the test's own error), changing nothing; or, want
+ * PR_OK, taken, given back by DUMP as sent, and read by RL.CHECK_RO. */
+static void entry_case_at(const pentry *e, unsigned want, const char *file, int line) {
+    for (int after = 0; after < 2; after++) {
+        pblob x;
+        pb_head(&x, "hv", 2, 1 + (unsigned)after);
+        if (after) pb_entry(&x, &harvest[1]);
+        pb_entry(&x, e);
+        pb_le(&x, FAR_EXPIRY);
+        unsigned final;
+        judge_blob(x.b, x.n, &final);
+        if (!check_record(final == want, file, line, "the reference reads the crafted entry's fault"))
+            fprintf(stderr, "     the reference: %s, crafted for: %s\n", pr_text(__builtin_ctz(final)),
+                    pr_text(__builtin_ctz(want)));
+        if (want != PR_OK) {
+            blob_refused_at("bi:chk", &x, file, line);
+            continue;
+        }
+        cases_tried++;
+        redisReply *r = cmd(c, "RL.SETSTATE pb:lc %b", (const char *)x.b, x.n);
+        if (!check_record(reply_is_status(r, "OK"), file, line, "a valid crafted entry is taken"))
+            fprintf(stderr, "     got: %s\n", r->str ? r->str : "?");
+        freeReplyObject(r);
+        redisReply *d = cmd(c, "DUMP pb:lc");
+        pblob back;
+        check_record(read_dump(d, &back) && back.n == x.n - 8 && memcmp(back.b, x.b, back.n) == 0, file, line,
+                     "DUMP gives the taken entry back as sent");
+        freeReplyObject(d);
+        r = cmd(c, "RL.CHECK_RO hv pb:lc");
+        if (!check_record(r->type == REDIS_REPLY_ARRAY && r->elements == 3 + NHV, file, line,
+                          "RL.CHECK_RO reads a taken entry"))
+            fprintf(stderr, "     got: %s\n", r->str ? r->str : "(another reply)");
+        freeReplyObject(r);
+        freeReplyObject(cmd(c, "DEL pb:lc"));
+    }
+}
+#define entry_case(e, want) entry_case_at(e, want, __FILE__, __LINE__)
+
+/* A sliding log's entry ('S') and a concurrency limit's ('C'): every fault of their tails, and the values at
+ * the edges that are valid. */
+static void test_policy_log_lease_blobs(void) {
+    if (!nharvest) return;
+    static pentry e;
+    const pentry *sl = &harvest[HV_LOG], *cc = &harvest[HV_LEASES], *locked = &harvest[2];
+    /* words, which neither has; no room for the tail's count; a record and nothing else */
+    for (int k = 0; k < 2; k++) {
+        e = k ? *cc : *sl;
+        e.words = 2;
+        e.w[0] = e.w[1] = 0;
+        entry_case(&e, PR_NOWORDS);
+        e.words = 65;
+        entry_case(&e, PR_TRUNC);
+        e = k ? *cc : *sl;
+        e.tail_len = 0;
+        entry_case(&e, k ? PR_LEASES : PR_TRUNC); /* (lease_type.c's reader says "not valid leases") */
+        e.tail_len = 3;
+        entry_case(&e, k ? PR_LEASES : PR_TRUNC);
+        e = k ? *cc : *sl;
+        e.tail_len = 0;
+        pe_num(&e, 0, 4);
+        entry_case(&e, PR_NOTHING);
+        e.has_rec = 1;
+        memcpy(e.rec, locked->rec, sizeof e.rec);
+        entry_case(&e, PR_OK);
+        e = k ? *cc : *sl;
+        e.expire_ms = -1;
+        entry_case(&e, PR_EXPIRY);
+    }
+
+    /* the log: its count lying, out of range; weights, times, order */
+    const int64_t now = T0_US;
+    static const struct {
+        uint64_t nlog;
+        unsigned want;
+    } counts[] = {{4, PR_TRUNC}, {2, PR_AFTER}, {100002, PR_TRUNC}, {0xffffffffULL, PR_TRUNC}, {0x80000000ULL, PR_TRUNC}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        e = *sl;
+        e.tail[0] = (unsigned char)counts[i].nlog, e.tail[1] = (unsigned char)(counts[i].nlog >> 8);
+        e.tail[2] = (unsigned char)(counts[i].nlog >> 16), e.tail[3] = (unsigned char)(counts[i].nlog >> 24);
+        entry_case(&e, counts[i].want);
+    }
+    static const struct {
+        int n;
+        int64_t log[3][2];
+        unsigned want;
+    } logs[] = {
+        {1, {{0, 0}}, PR_SLOG},
+        {1, {{0, -1}}, PR_SLOG},
+        {1, {{0, MAX_SLOG + 2}}, PR_SLOG},
+        {1, {{0, MAX_SLOG + 1}}, PR_OK},
+        {2, {{0, 50001}, {0, 50001}}, PR_SLOG},
+        {2, {{0, 50001}, {0, 50000}}, PR_OK},
+        {1, {{-1, 1}}, PR_SLOG},
+        {1, {{INT64_MIN, 1}}, PR_SLOG},
+        {1, {{-2, 1}}, PR_SLOG}, /* -2: MAX_TIME_US, below */
+        {1, {{-3, 1}}, PR_OK},   /* -3: MAX_TIME_US - 1 */
+        {2, {{1, 1}, {0, 1}}, PR_SLOG}, /* (a number from 0 up: that many µs before now) */
+        {3, {{4, 1}, {5, 1}, {5, 1}}, PR_OK},
+        {3, {{4, 1}, {5, 1}, {4, 1}}, PR_SLOG},
+        {3, {{-3, 1}, {0, 1}, {-4, 1}}, PR_OK}, /* -4: 0 */
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        int64_t log[3][2];
+        for (int k = 0; k < logs[i].n; k++) {
+            int64_t at = logs[i].log[k][0];
+            log[k][0] = at == -2 ? MAX_TIME_US : at == -3 ? MAX_TIME_US - 1 : at == -4 ? 0 : at < 0 ? at : now - at;
+            log[k][1] = logs[i].log[k][1];
+        }
+        e = *sl;
+        pe_log(&e, (uint64_t)logs[i].n, logs[i].n, (const int64_t(*)[2])log);
+        entry_case(&e, logs[i].want);
+    }
+
+    /* the leases: the count lying, out of range; each field out of its range and at its edge; the order */
+    static const struct {
+        uint64_t count;
+        unsigned want;
+    } lcounts[] = {{4, PR_LEASES}, {2, PR_AFTER}, {MAX_LEASE + 1, PR_LEASES}, {0xffffffffULL, PR_LEASES}};
+    for (size_t i = 0; i < sizeof lcounts / sizeof lcounts[0]; i++) {
+        e = *cc;
+        e.tail[0] = (unsigned char)lcounts[i].count, e.tail[1] = (unsigned char)(lcounts[i].count >> 8);
+        e.tail[2] = (unsigned char)(lcounts[i].count >> 16), e.tail[3] = (unsigned char)(lcounts[i].count >> 24);
+        entry_case(&e, lcounts[i].want);
+    }
+    static const char id64[] = "6464646464646464646464646464646464646464646464646464646464646464",
+                      id65[] = "65656565656565656565656565656565656565656565656565656565656565656";
+    static const struct {
+        plead lease;
+        unsigned want;
+    } fields[] = {
+        {{0, 0, 1, 1, "a"}, PR_LEASES},
+        {{-1, 0, 1, 1, "a"}, PR_LEASES},
+        {{1, 0, 1, 1, "a"}, PR_OK},
+        {{MAX_LEASE_END_US, 0, 1, 1, "a"}, PR_OK},
+        {{MAX_LEASE_END_US + 1, 0, 1, 1, "a"}, PR_LEASES},
+        {{1000, -1, 1, 1, "a"}, PR_LEASES},
+        {{1000, 1001, 1, 1, "a"}, PR_LEASES},
+        {{1000, 1000, 1, 1, "a"}, PR_OK},
+        {{1000, 0, 0, 1, "a"}, PR_LEASES},
+        {{1000, 0, MAX_LEASE, 1, "a"}, PR_OK},
+        {{1000, 0, MAX_LEASE + 1, 1, "a"}, PR_LEASES},
+        {{1000, 0, 0x80000000ULL, 1, "a"}, PR_LEASES},
+        {{1000, 0, 0xffffffffULL, 1, "a"}, PR_LEASES},
+        {{1000, 0, 1, 0, ""}, PR_LEASES},
+        {{1000, 0, 1, 64, id64}, PR_OK},
+        {{1000, 0, 1, 65, id65}, PR_LEASES},
+        {{1000, 0, 1, 200, "short"}, PR_LEASES}, /* its id runs past the body */
+        {{1000, 0, 1, 255, id65}, PR_LEASES},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        e = *cc;
+        plead l = fields[i].lease;
+        if (l.end_us > 1 && l.end_us < MAX_LEASE_END_US) l.end_us += now, l.acquired_us += l.acquired_us >= 0 ? now : 0;
+        pe_leases(&e, 1, 1, &l);
+        entry_case(&e, fields[i].want);
+    }
+    static const struct {
+        int64_t end[3];
+        unsigned want;
+    } orders[] = {{{1, 2, 3}, PR_OK}, {{2, 2, 2}, PR_OK}, {{2, 1, 3}, PR_LEASES}, {{1, 3, 2}, PR_LEASES}};
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+        plead l[3];
+        for (int k = 0; k < 3; k++) l[k] = (plead){now + 1000 * orders[i].end[k], now, 1, 2, k == 0 ? "o0" : k == 1 ? "o1" : "o2"};
+        e = *cc;
+        pe_leases(&e, 3, 3, l);
+        entry_case(&e, orders[i].want);
+    }
 }
 
 /* Every byte of a valid blob changed (each of a few ways), the blob cut at every length, one byte put in:
@@ -3317,8 +3734,8 @@ static void test_policy_blobs(void) {
 static void test_blob_mutations(void) {
     if (!nharvest || !dump_known) return;
     pblob orig;
-    const int all[] = {0, 1, 2, 3, 4, 5, 6};
-    pb_of(&orig, "hv", all, 7, FAR_EXPIRY);
+    const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    pb_of(&orig, "hv", all, NHV, FAR_EXPIRY);
     static pblob muts[MUT_BATCH];
     static const int ways = 7;
     size_t positions = orig.n - 8; /* the body: the expiry's faults are test_policy_blobs' */
@@ -3394,7 +3811,7 @@ static void test_blob_mutations(void) {
             } else {
                 taken++;
                 const redisReply *r = rep[6];
-                int read = (r->type == REDIS_REPLY_ARRAY && r->elements == 3 + 7) ||
+                int read = (r->type == REDIS_REPLY_ARRAY && r->elements == 3 + NHV) ||
                            (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ERR key was checked under policy '", 34) == 0);
                 if (!read && unread++ < 5) fprintf(stderr, "     RL.CHECK_RO of a taken blob: %s\n", r->str ? r->str : "(array)");
             }
@@ -3521,6 +3938,13 @@ static void test_policy_long_errors(void) {
     a_words(&a, "LEAKY 1001 1 1000000000");
     snprintf(expected, sizeof expected, "ERR LIMIT 16 (%s): %s", name32, cmds[1].combo_error + 4);
     expect_error(&a, expected);
+    a_policy_set(&a, "bp");
+    a_good_limits(&a, 0, MAX_POLICY_LIMITS - 1);
+    a_str(&a, "LIMIT");
+    a_str(&a, name32);
+    a_words(&a, "CONCURRENCY 3 10000 ID job-of-sixty-four-bytes-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(expected, sizeof expected, "ERR LIMIT 16 (%s): " ID_ERR, name32);
+    expect_error(&a, expected);
     static const char *const pa = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                              *pz = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";
     CHECK(cmd_status_is(c, "OK", "RL.POLICY SET %s LIMIT a TOKEN 10 1 1000", pa));
@@ -3568,17 +3992,18 @@ static void test_every_key_loads(void) {
 }
 
 /* --- random RL.POLICY and RL.CHECK vectors against a reference reading of docs/commands.md -------------------
- * RL.POLICY SET vectors of 0 to 17 limits of TOKEN, LEAKY and WINDOW clauses (numbers at the edges, options
- * repeated, conflicting, missing their values, others' options, junk, unknown kinds, bad and repeated names),
+ * RL.POLICY SET vectors of 0 to 17 limits of TOKEN, LEAKY, WINDOW, SLIDINGLOG and CONCURRENCY clauses (numbers
+ * at the edges, options repeated, conflicting, missing their values, others' options, a CONCURRENCY clause's
+ * ID, junk, unknown kinds, bad and repeated names),
  * RL.CHECK and RL.CHECK_RO vectors on keys of every sort under known and unknown policies, and GET, DEL, LIST
  * and unknown subcommands. The reference keeps its own record of the policies (which exist, their count of
- * limits, SHADOW) and of which policy each key belongs to. Each answer is the predicted error exactly, or a
+ * limits, which of them answer a lease, SHADOW) and of which policy each key belongs to. Each answer is the predicted error exactly, or a
  * reply of the predicted shape; an error changes no policy and no key; a taken SET is answered back by GET as
  * sent. */
 
 typedef struct copt {
     const char *name;
-    int value;
+    int value; /* 0: none, 1: an integer from min to max, 2: min to max bytes */
     long long min, max;
     const char *conflicts[3];
 } copt;
@@ -3587,6 +4012,7 @@ typedef struct ckind {
     const char *kind;
     int nparams;
     const char *pname[3];
+    long long pmax[3];
     int rate; /* 1: capacity * period / rate bounded (TOKEN, LEAKY) */
     copt opts[7];
     int nopts;
@@ -3594,32 +4020,41 @@ typedef struct ckind {
 
 /* A clause's options as the read-only form's table lists them (module/syntax.c's order: the first conflicting
  * option in it is the one an error names). */
+#define PMAX3 {MAX_COUNT, MAX_COUNT, MAX_COUNT}
 static const ckind ckinds[] = {
-    {"TOKEN", 3, {"capacity", "refill_tokens", "refill_ms"}, 1,
+    {"TOKEN", 3, {"capacity", "refill_tokens", "refill_ms"}, PMAX3, 1,
      {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "ATMOST", "FORCE"}},
       {"INTERVAL", 0, 0, 0, {NULL}}, {"ATMOST", 0, 0, 0, {"REFUND", "FORCE"}}, {"FORCE", 0, 0, 0, {"REFUND", "ATMOST"}}},
      5},
-    {"LEAKY", 3, {"capacity", "leak_tokens", "leak_ms"}, 1,
+    {"LEAKY", 3, {"capacity", "leak_tokens", "leak_ms"}, PMAX3, 1,
      {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "FORCE"}},
       {"NODELAY", 0, 0, 0, {NULL}}, {"FORCE", 0, 0, 0, {"REFUND"}}},
      4},
-    {"WINDOW", 2, {"limit", "window_ms"}, 0,
+    {"WINDOW", 2, {"limit", "window_ms"}, PMAX3, 0,
      {{"COST", 1, 0, MAX_COUNT, {"REFUND"}}, {"REFUND", 1, 0, MAX_COUNT, {"COST", "ATMOST", "FORCE"}},
       {"FIXED", 0, 0, 0, {"SLIDING", "SUBWINDOWS"}}, {"SLIDING", 0, 0, 0, {"FIXED", "SUBWINDOWS"}},
       {"SUBWINDOWS", 1, 2, 60, {"FIXED", "SLIDING"}}, {"ATMOST", 0, 0, 0, {"REFUND", "FORCE"}},
       {"FORCE", 0, 0, 0, {"REFUND", "ATMOST"}}},
      7},
+    {"SLIDINGLOG", 2, {"limit", "window_ms"}, {MAX_SLOG, MAX_COUNT}, 0,
+     {{"MINGAP", 1, 1, MAX_COUNT, {NULL}}, {"COST", 1, 0, MAX_SLOG, {"REFUND"}},
+      {"REFUND", 1, 0, MAX_SLOG, {"COST", "FORCE"}}, {"FORCE", 0, 0, 0, {"REFUND"}}},
+     4},
+    {"CONCURRENCY", 2, {"limit", "lease_ms"}, {MAX_LEASE, MAX_COUNT}, 0,
+     {{"COST", 1, 1, MAX_LEASE, {NULL}}, {"ID", 2, 1, 64, {NULL}}}, 2},
 };
+#define NCKINDS ((int)(sizeof ckinds / sizeof ckinds[0]))
 
 /* The policies the vectors name, and the reference's record of them. */
 typedef struct pmodel {
     const char *name;
     size_t len;
     int exists, n, shadow;
+    unsigned leases; /* bit i: limit i is a CONCURRENCY one (its reply has a seventh field, the lease) */
 } pmodel;
 #define P64 "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP"
-static pmodel pmodels[] = {{"bp", 2, 1, BP_LIMITS, 0}, {"bp2", 3, 1, 1, 1}, {"rp", 2, 0, 0, 0},
-                           {"rq", 2, 0, 0, 0},         {"Rp-_9", 5, 0, 0, 0}, {P64, 64, 0, 0, 0}};
+static pmodel pmodels[] = {{"bp", 2, 1, BP_LIMITS, 0, BP_LEASES}, {"bp2", 3, 1, 1, 1, 0}, {"rp", 2, 0, 0, 0, 0},
+                           {"rq", 2, 0, 0, 0, 0},         {"Rp-_9", 5, 0, 0, 0, 0}, {P64, 64, 0, 0, 0, 0}};
 #define NPMODELS ((int)(sizeof pmodels / sizeof pmodels[0]))
 static const bin set_names[] = {B("rp"), B("rq"), B("Rp-_9"), B(P64), B(P64 "P"), B(""), B("a.b"), B("\xff"), B("r p")};
 static const bin check_names[] = {B("bp"), B("bp2"), B("rp"), B("rq"), B(P64), B("nosuch"), B(""), B("b\0p"), B(P64 "P")};
@@ -3653,6 +4088,8 @@ typedef struct pverdict {
     int kind;            /* P_ERR, P_OK (SET, FLUSH), P_SIX (a check's reply), P_INT (DEL), P_LEASES (GET, LIST) */
     char error[400];
     int n, shadow;       /* SET: the policy's; a check: its policy's */
+    unsigned leases;     /* the same: its limits that answer a lease (pmodel's) */
+    unsigned logs;       /* SET: its SLIDINGLOG limits */
     int dry, waits, unmodeled;
     pmodel *policy;      /* SET, DEL, a check: the policy named (NULL: none of the record's) */
     int key;             /* a check: its key's index */
@@ -3678,18 +4115,18 @@ static const copt *copt_named(const ckind *k, const char *s, size_t n) {
 static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverdict *v) {
     int nargs = a->argc;
     const ckind *k = NULL;
-    static const char *const others[] = {"SLIDINGLOG", "SMOOTH", "CONCURRENCY", "QUOTA"};
+    static const char *const others[] = {"SMOOTH", "QUOTA"};
     for (size_t o = 0; o < sizeof others / sizeof others[0]; o++)
         if (*at < nargs && eq_ci(a->v[*at], a->l[*at], others[o])) v->unmodeled = 1;
-    for (size_t j = 0; j < sizeof ckinds / sizeof ckinds[0]; j++)
+    for (int j = 0; j < NCKINDS; j++)
         if (*at < nargs && eq_ci(a->v[*at], a->l[*at], ckinds[j].kind)) k = &ckinds[j];
     if (!k) return pv_error(v, "ERR LIMIT %d (%s): " KIND_ERR, i, nm);
     *at += 1;
     if (nargs - *at < k->nparams) return pv_error(v, "ERR LIMIT %d (%s): %s needs %d numbers", i, nm, k->kind, k->nparams);
     long long p[3];
     for (int j = 0; j < k->nparams; j++, *at += 1)
-        if (!strict_ll(a->v[*at], a->l[*at], &p[j]) || p[j] < 1 || p[j] > MAX_COUNT)
-            return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between 1 and %lld", i, nm, k->pname[j], MAX_COUNT);
+        if (!strict_ll(a->v[*at], a->l[*at], &p[j]) || p[j] < 1 || p[j] > k->pmax[j])
+            return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between 1 and %lld", i, nm, k->pname[j], k->pmax[j]);
     unsigned given = 0;
     long long subwindows = 0;
     for (; *at < nargs; *at += 1) {
@@ -3705,6 +4142,11 @@ static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverd
         given |= 1u << oi;
         if (!o->value) continue;
         if (++*at == nargs) return pv_error(v, "ERR LIMIT %d (%s): %s: needs a value", i, nm, o->name);
+        if (o->value == 2) { /* bytes: any, the word LIMIT too */
+            if ((long long)a->l[*at] < o->min || (long long)a->l[*at] > o->max)
+                return pv_error(v, "ERR LIMIT %d (%s): %s: must be 1 to %lld bytes", i, nm, o->name, o->max);
+            continue;
+        }
         long long val;
         if (!strict_ll(a->v[*at], a->l[*at], &val) || val < o->min || val > o->max)
             return pv_error(v, "ERR LIMIT %d (%s): %s: must be an integer between %lld and %lld", i, nm, o->name, o->min,
@@ -3718,6 +4160,10 @@ static int predict_clause(const argv_t *a, int *at, int i, const char *nm, pverd
     }
     const copt *atmost = copt_named(k, "ATMOST", 6), *force = copt_named(k, "FORCE", 5), *nodelay = copt_named(k, "NODELAY", 7);
     if (atmost && (given & (1u << (atmost - k->opts)))) return pv_error(v, "ERR LIMIT %d (%s): " ATMOST_ERR, i, nm);
+    const copt *id = copt_named(k, "ID", 2);
+    if (id && (given & (1u << (id - k->opts)))) return pv_error(v, "ERR LIMIT %d (%s): " ID_ERR, i, nm);
+    if (strcmp(k->kind, "CONCURRENCY") == 0) v->leases |= 1u << (i - 1);
+    if (strcmp(k->kind, "SLIDINGLOG") == 0) v->logs |= 1u << (i - 1);
     if (k->rate && (__int128)p[0] * p[2] > (__int128)MAX_COUNT * p[1]) {
         const cmddef *d = &cmds[strcmp(k->kind, "TOKEN") == 0 ? 0 : 1];
         return pv_error(v, "ERR LIMIT %d (%s): %s", i, nm, d->combo_error + 4);
@@ -3789,6 +4235,7 @@ static void predict_policy_set(const argv_t *a, pverdict *v) {
     v->n = n;
 }
 
+
 /* RL.CHECK / RL.CHECK_RO policy key [options] (docs/commands.md#rlcheck), the key of type keytype. */
 static void predict_check(const argv_t *a, int ro, const char *keytype, pverdict *v) {
     const char *lname = ro ? "rl.check_ro" : "rl.check";
@@ -3846,6 +4293,7 @@ static void predict_check(const argv_t *a, int ro, const char *keytype, pverdict
     v->kind = P_SIX;
     v->n = m->n;
     v->shadow = m->shadow;
+    v->leases = m->leases;
 }
 
 static void predict_policy(const argv_t *a, const char *keytype, pverdict *v) {
@@ -3889,7 +4337,7 @@ static void predict_policy(const argv_t *a, const char *keytype, pverdict *v) {
 /* A clause for a random SET: mostly well formed, sometimes not. */
 static void random_clause(rng *r, argv_t *a) {
     static const char *const other_kinds[] = {"BUCKET", "LIMIT", "ALL", ""};
-    const ckind *k = &ckinds[rnd(r) % 3];
+    const ckind *k = &ckinds[rnd(r) % NCKINDS];
     if (rnd(r) % 12 == 0) random_case_word(r, a, PICK(r, other_kinds));
     else random_case_word(r, a, k->kind);
     int nparams = k->nparams - (rnd(r) % 15 == 0);
@@ -3910,7 +4358,7 @@ static void random_clause(rng *r, argv_t *a) {
             random_case_word(r, a, o->name);
             if (o->value && rnd(r) % 10) {
                 if (rnd(r) % 6) a_str(a, PICK(r, small_numbers));
-                else random_token(r, a);
+                else random_token(r, a); /* (an ID's too: empty, long, binary) */
             }
         } else if (pick < 15) {
             random_case_word(r, a, PICK(r, foreign));
@@ -3984,21 +4432,32 @@ static void random_policy_vector(rng *r, argv_t *a) {
     }
 }
 
-/* RL.CHECK's reply: allowed, retry_after_ms, reset_after_ms, then n six-field replies; the verdict 1 iff every
- * limit admits (always 1 under SHADOW). *denied: a limit denied. */
-static int check_reply_ok(const redisReply *x, int n, int shadow, int *denied) {
-    *denied = 0;
+/* RL.CHECK's reply: allowed, retry_after_ms, reset_after_ms, then n six-field replies, seven for a limit of
+ * `leases` (its lease: a bulk string, or nil when the call took none: always so for a denied or a dry call);
+ * the verdict 1 iff every limit admits (always 1 under SHADOW). *denied: a limit denied. */
+static int check_reply_ok(const redisReply *x, int n, unsigned leases, int shadow, int dry, int *denied, int *took) {
+    *denied = *took = 0;
     if (x->type != REDIS_REPLY_ARRAY || (int)x->elements != 3 + n) return 0;
     for (int i = 0; i < 3; i++)
         if (x->element[i]->type != REDIS_REPLY_INTEGER) return 0;
+    int lease_taken = 0;
     for (int i = 0; i < n; i++) {
         const redisReply *l = x->element[3 + i];
-        if (l->type != REDIS_REPLY_ARRAY || l->elements != 6) return 0;
+        size_t fields = (leases >> i) & 1 ? 7 : 6;
+        if (l->type != REDIS_REPLY_ARRAY || l->elements != fields) return 0;
         for (int k = 0; k < 6; k++)
             if (l->element[k]->type != REDIS_REPLY_INTEGER) return 0;
         if (l->element[0]->integer != 0 && l->element[0]->integer != 1) return 0;
         *denied |= l->element[0]->integer == 0;
+        if (fields == 7) {
+            const redisReply *lease = l->element[6];
+            if (lease->type != REDIS_REPLY_NIL && (lease->type != REDIS_REPLY_STRING || lease->len < 1 || lease->len > 64))
+                return 0;
+            lease_taken |= lease->type == REDIS_REPLY_STRING;
+        }
     }
+    if (lease_taken && (*denied || dry)) return 0;
+    *took = lease_taken;
     long long allowed = x->element[0]->integer;
     return shadow ? allowed == 1 : allowed == !*denied;
 }
@@ -4020,7 +4479,8 @@ static void test_policy_fuzz(void) {
     rng r = {0x9011c7f022ULL};
     freeReplyObject(cmd(c, "SET fp:str x"));
     freeReplyObject(cmd(c, "RL.TOKEN fp:tok 10 1 1000"));
-    long long mismatches = 0, changed = 0, pings_bad = 0, sets_taken = 0, checks_ok = 0, skipped = 0;
+    long long mismatches = 0, changed = 0, pings_bad = 0, sets_taken = 0, checks_ok = 0, skipped = 0, sets_logs = 0,
+              sets_leases = 0, leases_taken = 0, lease_checks = 0;
     static argv_t batch[FUZZ_BATCH];
     for (int done = 0; done < POLICY_VECTORS && !connection_lost; done += FUZZ_BATCH) {
         for (int i = 0; i < FUZZ_BATCH; i++) {
@@ -4061,7 +4521,7 @@ static void test_policy_fuzz(void) {
             pverdict v;
             predict_policy(a, keytype, &v);
             redisReply *x = rep[5];
-            int ok = 0, unchanged = 1, denied = 0;
+            int ok = 0, unchanged = 1, denied = 0, took = 0;
             switch (v.kind) {
             case P_ERR: ok = x->type == REDIS_REPLY_ERROR && strcmp(x->str, v.error) == 0 && printable(x->str, x->len); break;
             case P_OK:
@@ -4075,14 +4535,19 @@ static void test_policy_fuzz(void) {
                         v.policy->exists = 1;
                         v.policy->n = v.n;
                         v.policy->shadow = v.shadow;
+                        v.policy->leases = v.leases;
                     }
                     sets_taken += ok;
+                    sets_logs += ok && v.logs;
+                    sets_leases += ok && v.leases;
                     unchanged = 0;
                 }
                 break;
             case P_SIX:
-                ok = check_reply_ok(x, v.n, v.shadow, &denied);
+                ok = check_reply_ok(x, v.n, v.leases, v.shadow, v.dry, &denied, &took);
                 checks_ok += ok;
+                leases_taken += ok && took;
+                lease_checks += ok && v.leases;
                 unchanged = v.dry || denied;
                 if (ok && !unchanged) { /* a key this call created belongs to its policy */
                     if (rep[3]->type == REDIS_REPLY_NIL && rep[8]->type == REDIS_REPLY_STRING && v.key >= 0)
@@ -4126,8 +4591,11 @@ static void test_policy_fuzz(void) {
     CHECK_EQ(pings_bad, 0);
     /* the valid paths were taken, not only the errors */
     CHECK(sets_taken > 100 && checks_ok > 200);
-    printf("  random policy vectors: %d (%lld policies set, %lld checks answered, %lld left out)\n", POLICY_VECTORS,
-           sets_taken, checks_ok, skipped);
+    /* sliding logs and leases among them (a key's leases last: few checks admitted take one) */
+    CHECK(sets_logs > 10 && sets_leases > 10 && lease_checks > 30 && leases_taken > 0);
+    printf("  random policy vectors: %d (%lld policies set, %lld with a sliding log, %lld with leases; %lld checks "
+           "answered, %lld of them with leases, %lld leases taken; %lld left out)\n",
+           POLICY_VECTORS, sets_taken, sets_logs, sets_leases, checks_ok, lease_checks, leases_taken, skipped);
 }
 
 /* --- setup ------------------------------------------------------------------------------------------------ */
@@ -4264,6 +4732,7 @@ int main(void) {
     test_policy_valid();
     test_check_errors();
     test_policy_blobs();
+    test_policy_log_lease_blobs();
     test_blob_mutations();
     test_policy_fuzz();
     test_policy_rdb();

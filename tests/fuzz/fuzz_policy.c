@@ -13,8 +13,12 @@
  *     "7 COST 5 DRYRUN"). The rest, less one leading separator, is split on the separator into arguments, each
  *     in a heap block of exactly its length (AddressSanitizer sees a read past one);
  *   - binary (first byte 0x80 or above): an entry of a 'P' state as decode_entry checks it, past its layout:
- *     the next byte picks a cell limiter (TOKEN, LEAKY, WINDOW, SMOOTH, QUOTA), the next its count of words (1
- *     to 64), then the words and a lock record (four little-endian 64-bit numbers each, zeros when short).
+ *     the next byte picks the entry's kind, any of the seven a policy holds (the row, as above). A cell
+ *     limiter's: the next byte its count of words (1 to 64), then the words and a lock record (four
+ *     little-endian 64-bit numbers each, zeros when short). A sliding log's ('S'): a request (limit, window,
+ *     cost in RL.CHECK's range, FORCE, MINGAP, now), then log entries made from the bytes (mostly newest first
+ *     and in range, some not); leases ('C'): a request (limit, lease_ms, cost, now), then leases laid out as
+ *     module/lease_type.c reads them (mostly in order and in range, some fields raw).
  *
  * Invariants (abort() with the values on violation):
  *   - a clause: it uses at least its numbers and at most the arguments there are; where it stops there is
@@ -28,8 +32,19 @@
  *     "ERR LIMIT 16 (<a 32-character name>): " before it;
  *   - RL.CHECK's options: cost within COST's range (1 without it), the timeout within WAIT's, flags only of
  *     the three options (and not DRYRUN or WAIT for RL.CHECK_RO);
- *   - a state's entry: words() reads the first word alone and answers 1 to 64; cell_valid and rl_lock_valid
- *     run on any words without undefined behaviour. */
+ *   - a state's entry: the seven kinds' tags are distinct (one tag, one kind); words() reads the first word
+ *     alone and answers 1 to 64; cell_valid and rl_lock_valid run on any words without undefined behaviour;
+ *   - a sliding log the decoder takes (a reference reading of the layout's rules, bundle_type.c's log_valid:
+ *     newest first, each weight 1 to RL_SLOG_MAX_LIMIT + 1, each time in [0, RL_MAX_TIME_US), at most
+ *     RL_SLOG_MAX_LIMIT + 1 units) is decided without undefined behaviour: a well-formed reply; a plan that
+ *     logs at now, drops nothing (a policy never refunds), keeps and adds at most limit + 1 units, adds at
+ *     most the cost; and the log the plan leaves (applied as store_bundle.c documents it: the future counts
+ *     as now, nothing at or before the window's edge) is one the decoder takes again;
+ *   - leases: the reference reading of their rules (end 1 to the latest, acquired 0 to the end, units 1 to
+ *     RL_LEASE_MAX_LIMIT, an id of 1 to 64 bytes, sorted by end, at most RL_LEASE_MAX_LIMIT) agrees with
+ *     rl_lease_valid; valid ones are decided without an ID (a policy names none): a well-formed reply, a plan
+ *     that keeps or adds (never renews), adds the cost only when admitted and within the limit; and the leases
+ *     the plan leaves (tests/lease_store.h) are valid again. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +55,7 @@
 #include "require.h"
 #include "../../module/parse.h"
 #include "../../module/limiters.h"
+#include "../lease_store.h"
 
 #define MAX_FUZZ_ARGS 40
 #define N_READERS (RL_NLIMITERS + 2)
@@ -48,6 +64,10 @@
 #define ALG_ROW(id, command, type_name, tag, algorithm, storage) [RL_LIM_##id] = algorithm,
 static const rl_algorithm *const algorithms[RL_NLIMITERS] = {RL_LIMITERS(ALG_ROW)};
 #undef ALG_ROW
+/* Each limiter's tag: a 'P' entry's first byte (module/bundle_type.c takes every kind's). */
+#define TAG_ROW(id, command, type_name, tag, algorithm, storage) [RL_LIM_##id] = tag,
+static const unsigned char tags[RL_NLIMITERS] = {RL_LIMITERS(TAG_ROW)};
+#undef TAG_ROW
 
 /* --- failure reporting ------------------------------------------------------------------------------ */
 
@@ -186,13 +206,24 @@ static uint64_t le64(const uint8_t *p, size_t left) {
     return v;
 }
 
-static void fuzz_entry(const uint8_t *data, size_t size) {
-    static const int cells[] = {RL_LIM_TOKEN, RL_LIM_LEAKY, RL_LIM_WINDOW, RL_LIM_SMOOTH, RL_LIM_QUOTA};
-    if (size < 3) return;
-    const rl_algorithm *alg = algorithms[cells[data[1] % 5]];
-    unsigned words = 1 + data[2] % RL_CELL_MAX_WORDS;
-    const uint8_t *p = data + 3;
-    size_t left = size - 3;
+/* The bytes left to read: numbers of n bytes (little-endian, zeros past the end). */
+typedef struct reader {
+    const uint8_t *p;
+    size_t left;
+} reader;
+
+static uint64_t take(reader *r, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n && r->left > 0; i++, r->p++, r->left--) v |= (uint64_t)r->p[0] << (8 * i);
+    return v;
+}
+
+static void fuzz_cell_entry(int row, const uint8_t *data, size_t size) {
+    if (size < 1) return;
+    const rl_algorithm *alg = algorithms[row];
+    unsigned words = 1 + data[0] % RL_CELL_MAX_WORDS;
+    const uint8_t *p = data + 1;
+    size_t left = size - 1;
     rl_cell cell, other;
     for (unsigned k = 0; k < RL_CELL_MAX_WORDS; k++) {
         cell.w[k] = k < words ? le64(p + 8 * k, left > 8 * k ? left - 8 * k : 0) : 0;
@@ -206,6 +237,153 @@ static void fuzz_entry(const uint8_t *data, size_t size) {
     rl_lock lock = {(int64_t)le64(p + at, left > at ? left - at : 0), (int64_t)le64(p + at + 8, left > at + 8 ? left - at - 8 : 0),
                     (int64_t)le64(p + at + 16, left > at + 16 ? left - at - 16 : 0)};
     (void)rl_lock_valid(&lock);
+}
+
+/* A sliding log the decoder takes: the layout's rules, read from the docs of bundle_type.c. */
+static int log_taken(const rl_slog_entry *log, int n) {
+    int64_t units = 0;
+    for (int i = 0; i < n; i++) {
+        if (log[i].weight < 1 || log[i].weight > RL_SLOG_MAX_LIMIT + 1) return 0;
+        if (log[i].at_us < 0 || log[i].at_us >= RL_MAX_TIME_US) return 0;
+        if (i > 0 && log[i - 1].at_us < log[i].at_us) return 0;
+        units += log[i].weight;
+    }
+    return units <= RL_SLOG_MAX_LIMIT + 1;
+}
+
+#define LOG_MAX 256
+
+static void check_reply(const rl_reply *reply, int64_t limit) {
+    REQUIRE(reply->allowed == 0 || reply->allowed == 1, "allowed %lld", (long long)reply->allowed);
+    REQUIRE(reply->limit == limit && reply->remaining >= 0 && reply->remaining <= limit, "limit %lld remaining %lld of %lld",
+            (long long)reply->limit, (long long)reply->remaining, (long long)limit);
+    REQUIRE(reply->wait_ms == 0 && reply->retry_after_ms >= -1 && reply->reset_after_ms >= 0,
+            "wait %lld retry %lld reset %lld", (long long)reply->wait_ms, (long long)reply->retry_after_ms,
+            (long long)reply->reset_after_ms);
+}
+
+static void fuzz_log_entry(const uint8_t *data, size_t size) {
+    reader r = {data, size};
+    rl_request req;
+    memset(&req, 0, sizeof req);
+    req.params[0] = 1 + (int64_t)(take(&r, 4) % RL_SLOG_MAX_LIMIT);
+    req.params[1] = 1 + (int64_t)(take(&r, 5) % RL_MAX_PERIOD_MS);
+    unsigned mode = (unsigned)take(&r, 1);
+    req.cost = mode & 1 ? (int64_t)(take(&r, 8) % (RL_MAX_COUNT + 1)) : (int64_t)(take(&r, 1) % 8);
+    if (mode & 2) req.flags |= RL_F_FORCE;
+    if (mode & 4) {
+        req.flags |= RL_F_MINGAP;
+        req.mingap_ms = 1 + (int64_t)(take(&r, 5) % RL_MAX_PERIOD_MS);
+    }
+    req.now_us = (int64_t)(take(&r, 8) % RL_MAX_TIME_US);
+    /* the log: from near now (or anywhere, the future too) back in steps; a few entries raw */
+    static rl_slog_entry log[LOG_MAX], left[LOG_MAX + 1];
+    int n = 0;
+    int64_t at = mode & 8 ? (int64_t)(take(&r, 8) % RL_MAX_TIME_US) : req.now_us + 1000 - (int64_t)take(&r, 2);
+    int64_t step = mode & 16 ? 1000000 : 1;
+    while (r.left > 0 && n < LOG_MAX) {
+        unsigned how = (unsigned)take(&r, 1);
+        at -= (int64_t)take(&r, 1) * step;
+        int64_t weight = how & 1 ? 1 + (int64_t)(take(&r, 3) % (RL_SLOG_MAX_LIMIT + 1)) : 1 + (int64_t)(take(&r, 1) % 4);
+        log[n] = (rl_slog_entry){at < 0 ? 0 : at, weight};
+        if ((how & 0xf0) == 0xf0) log[n].at_us = (int64_t)take(&r, 8);
+        if ((how & 0xf0) == 0xe0) log[n].weight = (int64_t)take(&r, 8);
+        n++;
+    }
+    if (!log_taken(log, n)) return; /* refused when read: no decision sees it */
+    rl_slog_plan plan;
+    rl_reply reply;
+    rl_slog_decide(&req, log, (size_t)n, &plan, &reply);
+    const int64_t limit = req.params[0];
+    check_reply(&reply, limit);
+    REQUIRE(plan.drop == 0 && plan.at_us == req.now_us, "drop %lld at %lld (now %lld)", (long long)plan.drop,
+            (long long)plan.at_us, (long long)req.now_us);
+    REQUIRE(plan.add >= 0 && plan.add <= req.cost && plan.keep >= 0 && plan.keep + plan.add <= limit + 1,
+            "add %lld keep %lld (cost %lld, limit %lld)", (long long)plan.add, (long long)plan.keep, (long long)req.cost,
+            (long long)limit);
+    /* The log the plan leaves: the new units at now, then the newest `keep` units inside the window (a time
+     * after now read as now), instants merged. */
+    int m = 0;
+    if (plan.add > 0) left[m++] = (rl_slog_entry){plan.at_us, plan.add};
+    int64_t budget = plan.keep, edge = req.now_us - req.params[1] * 1000;
+    for (int i = 0; i < n && budget > 0; i++) {
+        int64_t t = log[i].at_us < req.now_us ? log[i].at_us : req.now_us;
+        if (t <= edge) break;
+        int64_t w = log[i].weight < budget ? log[i].weight : budget;
+        budget -= w;
+        if (m > 0 && left[m - 1].at_us == t) left[m - 1].weight += w;
+        else left[m++] = (rl_slog_entry){t, w};
+    }
+    REQUIRE(log_taken(left, m), "the log a plan leaves (%d entries) is one the decoder refuses", m);
+}
+
+/* Leases the decoder takes: the rules rl_lease_valid states, read again. */
+static int leases_taken(const rl_lease *v, int n) {
+    const int64_t latest = RL_MAX_TIME_US + RL_MAX_PERIOD_MS * 1000;
+    if (n > RL_LEASE_MAX_LIMIT) return 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i].end_us < 1 || v[i].end_us > latest || v[i].acquired_us < 0 || v[i].acquired_us > v[i].end_us) return 0;
+        if (v[i].units < 1 || v[i].units > RL_LEASE_MAX_LIMIT || v[i].id_len < 1 || v[i].id_len > RL_LEASE_ID_MAX) return 0;
+        if (i > 0 && v[i].end_us < v[i - 1].end_us) return 0;
+    }
+    return 1;
+}
+
+static lease_store leases;
+
+static void fuzz_lease_entry(const uint8_t *data, size_t size) {
+    reader r = {data, size};
+    rl_request req;
+    memset(&req, 0, sizeof req);
+    req.params[0] = 1 + (int64_t)(take(&r, 2) % RL_LEASE_MAX_LIMIT);
+    req.params[1] = 1 + (int64_t)(take(&r, 5) % RL_MAX_PERIOD_MS);
+    unsigned mode = (unsigned)take(&r, 1);
+    req.cost = mode & 1 ? (int64_t)(take(&r, 8) % (RL_MAX_COUNT + 1)) : (int64_t)(take(&r, 1) % 8);
+    req.now_us = (int64_t)(take(&r, 8) % RL_MAX_TIME_US);
+    uint64_t next_id = take(&r, 8);
+    lease_store_clear(&leases);
+    int64_t end = mode & 2 ? (int64_t)(take(&r, 8) % RL_MAX_TIME_US) : req.now_us - 1000;
+    while (r.left > 0 && leases.n < 64) {
+        unsigned how = (unsigned)take(&r, 1);
+        end += (int64_t)take(&r, 2) * (how & 1 ? 1 : 1000);
+        rl_lease l = {.end_us = end, .acquired_us = end - (int64_t)take(&r, 3), .units = 1 + (int32_t)(take(&r, 1) % 4)};
+        if (l.acquired_us < 0) l.acquired_us = 0;
+        if (how & 2) l.acquired_us = (int64_t)take(&r, 8);
+        if (how & 4) l.units = (int32_t)take(&r, 4);
+        if (how & 8) l.end_us = (int64_t)take(&r, 8);
+        unsigned id_len = how & 16 ? (unsigned)take(&r, 1) : 1 + (unsigned)(take(&r, 1) % 16);
+        char id[256];
+        for (unsigned k = 0; k < id_len; k++) id[k] = (char)take(&r, 1);
+        lease_store_id_set(&l, id, id_len > RL_LEASE_ID_MAX ? 0 : id_len); /* (as lease_type.c: 0, refused) */
+        leases.v[leases.n++] = l;
+    }
+    int ours = leases_taken(leases.v, leases.n), theirs = rl_lease_valid(leases.v, leases.n);
+    REQUIRE(ours == theirs, "%d leases: the layout's rules say %d, rl_lease_valid %d", leases.n, ours, theirs);
+    if (!ours) return;
+    rl_lease_plan plan;
+    rl_reply reply;
+    rl_lease_decide(&req, leases.v, leases.n, NULL, 0, next_id, &plan, &reply);
+    const int64_t limit = req.params[0];
+    check_reply(&reply, limit);
+    REQUIRE(plan.action == RL_LEASE_KEEP || plan.action == RL_LEASE_ADD, "action %d without an ID", (int)plan.action);
+    REQUIRE(plan.expired >= 0 && plan.expired <= leases.n, "expired %d of %d", plan.expired, leases.n);
+    if (plan.action == RL_LEASE_ADD)
+        REQUIRE(reply.allowed && plan.units == req.cost && req.cost >= 1 && req.cost <= limit && plan.made &&
+                    plan.id_len >= 1,
+                "added %lld units (cost %lld, limit %lld, allowed %lld)", (long long)plan.units, (long long)req.cost,
+                (long long)limit, (long long)reply.allowed);
+    lease_store_apply(&leases, &plan, req.now_us);
+    REQUIRE(rl_lease_valid(leases.v, leases.n), "the leases a plan leaves (%d) are not valid", leases.n);
+}
+
+static void fuzz_entry(const uint8_t *data, size_t size) {
+    for (int i = 0; i < RL_NLIMITERS; i++)
+        for (int j = 0; j < i; j++) REQUIRE(tags[i] != tags[j], "rows %d and %d share the tag '%c'", j, i, tags[i]);
+    if (size < 2) return;
+    int row = data[1] % RL_NLIMITERS;
+    if (algorithms[row]) fuzz_cell_entry(row, data + 2, size - 2);
+    else if (row == RL_LIM_SLIDINGLOG) fuzz_log_entry(data + 2, size - 2);
+    else fuzz_lease_entry(data + 2, size - 2);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
