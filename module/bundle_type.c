@@ -31,8 +31,9 @@
 
 static RedisModuleType *bundle_type;
 
-rl_bundle *rl_bundle_new(void) {
-    rl_bundle *b = RedisModule_Calloc(1, sizeof *b);
+rl_bundle *rl_bundle_new(int cap) {
+    rl_bundle *b = RedisModule_Calloc(1, sizeof *b + sizeof b->e[0] * (size_t)cap);
+    b->cap = cap;
     return b;
 }
 
@@ -205,13 +206,14 @@ static const char *decode(const unsigned char *p, size_t len, rl_bundle **out) {
     size_t policy_len = p[1];
     if (len < 3 + policy_len || !rl_policy_name_ok((const char *)p + 2, policy_len, RL_POLICY_NAME_MAX))
         return "bad policy name";
-    rl_bundle *b = rl_bundle_new();
+    int n = p[2 + policy_len];
+    if (n < 1 || n > RL_ALL_MAX_LIMITS) return "1 to 16 entries";
+    rl_bundle *b = rl_bundle_new(n);
     b->policy_len = (uint8_t)policy_len;
     memcpy(b->policy, p + 2, policy_len);
-    int n = p[2 + policy_len];
     const unsigned char *at = p + 3 + policy_len;
     size_t left = len - 3 - policy_len;
-    const char *failed = n < 1 || n > RL_ALL_MAX_LIMITS ? "1 to 16 entries" : NULL;
+    const char *failed = NULL;
     for (int i = 0; i < n && !failed; i++) {
         b->n = i + 1; /* (freed with the bundle, even when half read) */
         failed = decode_entry(&at, &left, &b->e[i]);
@@ -273,7 +275,7 @@ static void bundle_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void 
 
 static size_t bundle_mem_usage(const void *value) {
     const rl_bundle *b = value;
-    size_t size = sizeof *b;
+    size_t size = sizeof *b + sizeof b->e[0] * (size_t)b->cap;
     for (int i = 0; i < b->n; i++)
         size += 8 * (size_t)b->e[i].words + sizeof(rl_slog_entry) * (size_t)b->e[i].nlog +
                 (b->e[i].leases ? sizeof(rl_lease) * (size_t)b->e[i].leases->n : 0);
@@ -289,8 +291,11 @@ static void bundle_digest(RedisModuleDigest *md, void *value) {
 }
 
 static rl_bundle *bundle_clone(const rl_bundle *from) {
-    rl_bundle *b = rl_bundle_new();
-    *b = *from;
+    rl_bundle *b = rl_bundle_new(from->n);
+    b->policy_len = from->policy_len;
+    memcpy(b->policy, from->policy, from->policy_len);
+    b->n = from->n;
+    memcpy(b->e, from->e, sizeof b->e[0] * (size_t)from->n);
     for (int i = 0; i < b->n; i++) {
         if (from->e[i].words) {
             b->e[i].w = RedisModule_Alloc(8 * (size_t)from->e[i].words);

@@ -453,8 +453,8 @@ typedef struct rl_bundle_entry {
 typedef struct rl_bundle {
     uint8_t policy_len;
     char policy[RL_POLICY_NAME_MAX];
-    int n;
-    rl_bundle_entry e[RL_ALL_MAX_LIMITS];
+    int n, cap;              /* entries, and room for (the policy's limits when it was made) */
+    rl_bundle_entry e[];
 } rl_bundle;
 int rl_bundle_type_register(RedisModuleCtx *ctx);
 /* 1 when an open key holds a value of the rl-checks type. */
@@ -462,7 +462,8 @@ int rl_bundle_type_is(RedisModuleKey *key);
 /* The row of the list whose kind a policy's limit may have, by its tag: a cell limiter's or the sliding log's;
  * NULL for any other. */
 const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag);
-rl_bundle *rl_bundle_new(void);
+/* A bundle with room for cap entries (1 to RL_ALL_MAX_LIMITS), none yet. */
+rl_bundle *rl_bundle_new(int cap);
 void rl_bundle_free(rl_bundle *b);
 /* Store b (taken) in an open key with its expiry, and replicate it (RL.SETSTATE key <'P' blob>). */
 void rl_bundle_put(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_bundle *b,

@@ -46,16 +46,17 @@ typedef struct bundle_slot {
     unsigned words;
     rl_lock_rec rec;
     int64_t expire_ms;
-    rl_cell cell;
     int64_t nlog;
     rl_slog_entry *log;
     rl_lease_value *leases; /* (own: a log or leases, never both) */
+    rl_cell cell;           /* (last: a slot is cleared and copied up to it, and its words in use) */
 } bundle_slot;
 
 static struct {
     int refs;             /* clauses prepared and not yet released */
     RedisModuleKey *key;
     rl_bundle *stored;    /* the key's value, NULL when it had none */
+    int in_at[RL_ALL_MAX_LIMITS]; /* where limit i's entry is in the stored value, -1 for none */
     int dirty;            /* a commit changed an entry: finish writes */
     int counted_create;   /* a clause's commit counted the key's creation */
     bundle_slot in[RL_ALL_MAX_LIMITS], next[RL_ALL_MAX_LIMITS], out[RL_ALL_MAX_LIMITS];
@@ -71,9 +72,12 @@ static void slot_clear(bundle_slot *s) {
         if (s->leases) rl_lease_value_free(s->leases);
     }
     memset(s, 0, offsetof(bundle_slot, cell));
-    s->nlog = 0;
-    s->log = NULL;
-    s->leases = NULL;
+}
+
+/* A slot as another (its log or leases shared, owned by the copy when the original owned them). */
+static void slot_copy(bundle_slot *to, const bundle_slot *from) {
+    memcpy(to, from, offsetof(bundle_slot, cell));
+    memcpy(to->cell.w, from->cell.w, 8 * (size_t)from->words);
 }
 
 /* The errors of this storage, written whole: a limit's names it by its name (call.c prefixes only the errors
@@ -96,7 +100,10 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
     open_key.key = RedisModule_OpenKey(ctx, p->keyname, dryrun ? rl_compat_read_mode() : REDISMODULE_READ | REDISMODULE_WRITE);
     open_key.stored = NULL;
     open_key.dirty = open_key.counted_create = 0;
-    for (int i = 0; i < policy->n; i++) slot_clear(&open_key.in[i]);
+    for (int i = 0; i < policy->n; i++) {
+        slot_clear(&open_key.in[i]);
+        open_key.in_at[i] = -1;
+    }
     if (RedisModule_KeyType(open_key.key) == REDISMODULE_KEYTYPE_EMPTY) return NULL;
     if (!rl_bundle_type_is(open_key.key)) return REDISMODULE_ERRORMSG_WRONGTYPE;
     rl_bundle *b = RedisModule_ModuleTypeGetValue(open_key.key);
@@ -115,6 +122,7 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
                 continue;
             if (e->expire_ms * 1000 <= now_us) break; /* it says nothing any more: the limit is new */
             bundle_slot *s = &open_key.in[i];
+            open_key.in_at[i] = k;
             s->found = 1;
             s->words = e->words;
             s->has_rec = e->has_rec;
@@ -136,7 +144,7 @@ static const char *bundle_open(RedisModuleCtx *ctx, const rl_pending *p) {
 static void decide_cell(const rl_pending *p, const rl_request *req, const bundle_slot *in, bundle_slot *next,
                         rl_reply *reply) {
     const rl_algorithm *alg = limit_of(p)->row->alg;
-    next->cell = in->cell;
+    memcpy(next->cell.w, in->cell.w, 8 * (size_t)in->words);
     if (!in->words) next->cell.w[0] = next->cell.w[1] = 0;
     alg->decide(req, &next->cell, in->words > 0, reply);
     next->words = alg->words(&next->cell);
@@ -292,7 +300,7 @@ static void bundle_commit(RedisModuleCtx *ctx, rl_pending *p) {
     (void)ctx;
     bundle_slot *next = &open_key.next[limit_of(p)->index];
     bundle_slot *out = slot_out(p);
-    *out = *next; /* the log, when the call made one, goes with it */
+    slot_copy(out, next); /* the log or leases, when the call made them, go with it */
     out->written = 1;
     next->own = 0;
     if (open_key.counted_create) p->creates = 0; /* one key, created once */
@@ -305,7 +313,7 @@ static void bundle_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl
     (void)now_us;
     const bundle_slot *in = &open_key.in[limit_of(p)->index];
     bundle_slot *out = slot_out(p);
-    *out = *in; /* (a log borrowed from the value: finish copies it) */
+    slot_copy(out, in); /* (a log or leases borrowed from the value: shared by its entry) */
     out->written = 1;
     out->own = 0;
     int64_t state_expire_ms = in->has_rec ? in->rec.state_expire_ms
@@ -318,9 +326,10 @@ static void bundle_lock_start(RedisModuleCtx *ctx, const rl_pending *p, const rl
     out->expire_ms = state_expire_ms > lock_end_ms ? state_expire_ms : lock_end_ms;
 }
 
-/* The value's entry for limit pl from slot s (its log taken when the call made it, else copied: the old value
- * that holds it goes). */
-static void entry_from(rl_bundle_entry *e, const rl_policy_limit *pl, bundle_slot *s) {
+/* The value's entry for limit pl from slot s. Its words go into old's buffer when old (the entry the key held
+ * for it, or NULL) has one of their size, else into a new one; a log or leases the call made are taken, the
+ * stored value's are shared (the caller frees what no entry shares). */
+static void entry_from(rl_bundle_entry *e, const rl_policy_limit *pl, bundle_slot *s, rl_bundle_entry *old) {
     e->tag = pl->row->tag;
     e->name_len = (uint8_t)pl->name_len;
     memcpy(e->name, pl->name, pl->name_len);
@@ -329,51 +338,73 @@ static void entry_from(rl_bundle_entry *e, const rl_policy_limit *pl, bundle_slo
     e->rec = s->rec;
     e->expire_ms = s->expire_ms;
     e->w = NULL;
-    if (s->words) {
+    if (s->words && old && old->w && old->words == s->words) {
+        e->w = old->w;
+        old->w = NULL;
+    } else if (s->words) {
         e->w = RedisModule_Alloc(8 * (size_t)s->words);
-        memcpy(e->w, s->cell.w, 8 * (size_t)s->words);
     }
+    if (s->words) memcpy(e->w, s->cell.w, 8 * (size_t)s->words);
     e->nlog = s->nlog;
-    e->log = NULL;
-    if (s->nlog && s->own) {
-        e->log = s->log;
+    e->log = s->nlog ? s->log : NULL;
+    e->leases = s->leases;
+    if (s->own) { /* the call's own: the entry takes them */
         s->log = NULL;
-    } else if (s->nlog) {
-        e->log = RedisModule_Alloc(sizeof *e->log * (size_t)s->nlog);
-        memcpy(e->log, s->log, sizeof *e->log * (size_t)s->nlog);
-    }
-    e->leases = NULL;
-    if (s->leases && s->own) {
-        e->leases = s->leases;
         s->leases = NULL;
-    } else if (s->leases) {
-        e->leases = rl_lease_value_copy(s->leases);
+        s->own = 0;
     }
 }
 
-/* Once per call: the value whole, when a commit changed an entry. */
+/* What the value's old entries hold that no new entry took or shares. */
+static void free_unshared(rl_bundle_entry *old, int n_old, const rl_bundle_entry *now, int n) {
+    for (int k = 0; k < n_old; k++) {
+        int log_kept = 0, leases_kept = 0;
+        for (int j = 0; j < n; j++) {
+            log_kept |= old[k].log && now[j].log == old[k].log;
+            leases_kept |= old[k].leases && now[j].leases == old[k].leases;
+        }
+        RedisModule_Free(old[k].w);
+        if (!log_kept) RedisModule_Free(old[k].log);
+        if (!leases_kept && old[k].leases) rl_lease_value_free(old[k].leases);
+    }
+}
+
+/* Once per call, when a commit changed an entry: the value's entries, written in place when the key holds a
+ * value with room for them (no new value: Redis would delete the key and add it again), else a new value. */
 static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
     if (!open_key.dirty) return;
     const rl_policy *policy = limit_of(first)->policy;
-    rl_bundle *b = rl_bundle_new();
-    b->policy_len = (uint8_t)policy->name_len;
-    memcpy(b->policy, policy->name, policy->name_len);
+    rl_bundle *stored = open_key.stored;
+    rl_bundle_entry now[RL_ALL_MAX_LIMITS];
+    int n = 0;
     int64_t expire_at_ms = 0;
     for (int i = 0; i < policy->n; i++) {
         bundle_slot *s = open_key.out[i].written ? &open_key.out[i] : &open_key.in[i];
         if (!s->found) continue;
-        entry_from(&b->e[b->n++], &policy->limit[i], s);
+        int at = open_key.in_at[i];
+        entry_from(&now[n++], &policy->limit[i], s, at >= 0 ? &stored->e[at] : NULL);
         if (s->expire_ms > expire_at_ms) expire_at_ms = s->expire_ms;
     }
-    for (int i = 0; i < policy->n; i++) { /* the old value's, which goes now */
+    for (int i = 0; i < policy->n; i++) { /* (the stored value's, which change now) */
         open_key.in[i].log = NULL;
         open_key.in[i].leases = NULL;
     }
-    if (b->n == 0) { /* every limit idle: the key goes */
-        rl_bundle_free(b);
+    if (stored) free_unshared(stored->e, stored->n, now, n);
+    if (n == 0) { /* every limit idle: the key goes */
+        if (stored) stored->n = 0; /* (its entries' parts freed above) */
         RedisModule_DeleteKey(open_key.key);
         if (rl_effects_on(ctx)) RedisModule_Replicate(ctx, "DEL", "s", first->keyname);
+    } else if (stored && n <= stored->cap) {
+        memcpy(stored->e, now, sizeof now[0] * (size_t)n);
+        stored->n = n;
+        rl_bundle_touched(ctx, open_key.key, first->keyname, stored, rl_clock_expire_at_ms(expire_at_ms * 1000, 0));
     } else {
+        rl_bundle *b = rl_bundle_new(policy->n);
+        b->policy_len = (uint8_t)policy->name_len;
+        memcpy(b->policy, policy->name, policy->name_len);
+        memcpy(b->e, now, sizeof now[0] * (size_t)n);
+        b->n = n;
+        if (stored) stored->n = 0; /* (its entries' parts freed above or now b's) */
         rl_bundle_put(ctx, open_key.key, first->keyname, b, rl_clock_expire_at_ms(expire_at_ms * 1000, 0));
     }
     RedisModule_SignalModifiedKey(ctx, first->keyname);
@@ -387,7 +418,7 @@ static void bundle_release(RedisModuleCtx *ctx, rl_pending *p) {
     if (open_key.key) RedisModule_CloseKey(open_key.key);
     open_key.key = NULL;
     open_key.stored = NULL;
-    for (int i = 0; i < RL_ALL_MAX_LIMITS; i++) {
+    for (int i = 0; i < limit_of(p)->policy->n; i++) {
         slot_clear(&open_key.out[i]);
         slot_clear(&open_key.next[i]);
     }
