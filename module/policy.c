@@ -229,20 +229,19 @@ static void policy_remove(rl_policy *policy) {
     rl_policy_drop(policy);
 }
 
+/* Every policy goes: the registry starts empty, and each policy is dropped (a waiter's call may still hold one). */
 static void policies_flush(void) {
     if (!policies) return;
-    RedisModuleDictIter *it = RedisModule_DictIteratorStartC(policies, "^", NULL, 0);
+    RedisModuleDict *old = policies;
+    policies = RedisModule_CreateDict(NULL);
+    RedisModuleDictIter *it = RedisModule_DictIteratorStartC(old, "^", NULL, 0);
     rl_policy *policy;
-    rl_policy *all[1024];
-    int n;
-    /* (removing while iterating is not allowed: in batches) */
-    do {
-        n = 0;
-        RedisModule_DictIteratorReseekC(it, "^", NULL, 0);
-        while (n < 1024 && RedisModule_DictNextC(it, NULL, (void **)&policy)) all[n++] = policy;
-        for (int i = 0; i < n; i++) policy_remove(all[i]);
-    } while (n > 0);
+    while (RedisModule_DictNextC(it, NULL, (void **)&policy)) {
+        policy->current = 0;
+        rl_policy_drop(policy);
+    }
     RedisModule_DictIteratorStop(it);
+    RedisModule_FreeDict(NULL, old);
 }
 
 /* --- RL.POLICY ------------------------------------------------------------------------------------------ */
