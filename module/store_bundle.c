@@ -273,10 +273,14 @@ static const char *bundle_prepare(RedisModuleCtx *ctx, rl_pending *p, char err[R
     next->has_rec = rl_lock_alive(&lock, now_us);
     next->rec = next->has_rec ? (rl_lock_rec){lock, state_expire_ms} : (rl_lock_rec){{0, 0, 0}, 0};
     next->expire_ms = p->reply.reset_after_ms == 0 ? 0 : idle_at_ms(now_us, p->reply.reset_after_us);
-    if (!state_expire_ms) {
+    if (!state_expire_ms) { /* the state is idle: the limit keeps at most its record */
         next->words = 0;
         next->nlog = 0;
-        if (next->own && next->leases) rl_lease_value_free(next->leases);
+        if (next->own) {
+            RedisModule_Free(next->log);
+            if (next->leases) rl_lease_value_free(next->leases);
+        }
+        next->log = NULL;
         next->leases = NULL;
     }
     if (next->leases && next->leases->n == 0) {

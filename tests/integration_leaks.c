@@ -251,6 +251,9 @@ static void workload(server *s, redisContext *c) {
         "RL.CHECK nosuch p1", "RL.CHECK pk p1 COST x", "RL.CHECK_RO pk p1 WAIT 5", "RL.POLICY SET bad LIMIT a TOKEN 0 1 1",
         "RL.POLICY SET other LIMIT a TOKEN 1 1 1000", "RL.CHECK other p1", "RL.POLICY GET pk", "RL.POLICY DEL other",
         "RL.SETSTATE pbad \x50\x01a\x01", "RL.CLOCK ADVANCE 6000", "RL.CHECK pk p1", "RL.RESET p1 p1copy",
+        /* a sliding log gone idle while its lock record still counts strikes: the log the call made is freed */
+        "RL.POLICY SET lk LIMIT s SLIDINGLOG 1 100 LOCKOUT 50 BACKOFF 2 FORGIVE 100000", "RL.CHECK lk q1",
+        "RL.CHECK lk q1", "RL.CLOCK ADVANCE 300", "RL.CHECK lk q1 COST 0", "RL.CHECK lk q1", "RL.RESET q1",
         "RL.POLICY FLUSH",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) run(c, lines[i]);
