@@ -50,14 +50,6 @@ void rl_bundle_free(rl_bundle *b) {
 static int is_log(unsigned char tag) { return tag == rl_limiters[RL_LIM_SLIDINGLOG].tag; }
 static int is_lease(unsigned char tag) { return tag == rl_limiters[RL_LIM_CONCURRENCY].tag; }
 
-const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag) {
-    for (int i = 0; i < RL_NLIMITERS; i++)
-        if ((rl_limiters[i].steps == &rl_cell_steps || i == RL_LIM_SLIDINGLOG || i == RL_LIM_CONCURRENCY) &&
-            rl_limiters[i].tag == tag)
-            return &rl_limiters[i];
-    return NULL;
-}
-
 /* 1 when log[0..n) could have been written by the storage: newest first, each weight >= 1, times in range, at
  * most a log's most units (a limit's + 1). */
 static int log_valid(const rl_slog_entry *log, int64_t n) {
@@ -318,12 +310,13 @@ static void *bundle_copy(RedisModuleString *fromkey, RedisModuleString *tokey, c
 
 static void bundle_free_value(void *value) { rl_bundle_free(value); }
 
-int rl_bundle_type_register(RedisModuleCtx *ctx) {
+int rl_bundle_type_register(RedisModuleCtx *ctx, int (*aux_load)(RedisModuleIO *, int, int),
+                            void (*aux_save)(RedisModuleIO *, int)) {
     RedisModuleTypeMethods methods = {.version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = bundle_rdb_load,
                                       .rdb_save = bundle_rdb_save, .aof_rewrite = bundle_aof_rewrite,
                                       .mem_usage = bundle_mem_usage, .digest = bundle_digest,
                                       .free = bundle_free_value, .copy = bundle_copy,
-                                      .aux_load = rl_policy_aux_load, .aux_save = rl_policy_aux_save,
+                                      .aux_load = aux_load, .aux_save = aux_save,
                                       .aux_save_triggers = REDISMODULE_AUX_BEFORE_RDB};
     bundle_type = RedisModule_CreateDataType(ctx, "rl-checks", BUNDLE_ENCVER, &methods);
     return bundle_type ? REDISMODULE_OK : REDISMODULE_ERR;

@@ -251,3 +251,13 @@ void rl_name_clause(char err[RL_ERR_LEN], int i) {
     out[head + (len < room ? len : room)] = '\0';
     memcpy(err, out, sizeof out);
 }
+
+int rl_policy_name_ok(const char *s, size_t len, size_t max) {
+    if (len < 1 || len > max) return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}

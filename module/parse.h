@@ -126,4 +126,7 @@ void rl_sanitize(char *dst, size_t dstlen, const char *src, size_t len);
  * clause (err is rewritten in place; a long message is cut). */
 void rl_name_clause(char err[RL_ERR_LEN], int i);
 
+/* 1 when s (len bytes) is a name RL.POLICY takes: 1 to max of A-Z, a-z, 0-9, '_' and '-'. */
+int rl_policy_name_ok(const char *s, size_t len, size_t max);
+
 #endif

@@ -33,16 +33,6 @@ typedef struct named_counters {
     int refs;
 } named_counters;
 
-int rl_policy_name_ok(const char *s, size_t len, size_t max) {
-    if (len < 1 || len > max) return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 static int arg_is(const char *s, size_t len, const char *word) {
     return strlen(word) == len && strncasecmp(s, word, len) == 0;
 }
@@ -121,11 +111,6 @@ static int parse_limit(rl_policy *policy, rl_call *scratch, int nargs, const cha
     }
     const rl_limiter *row = scratch->clause[i].lim;
     rl_request *req = &scratch->clause[i].req;
-    if (!rl_bundle_limiter_tagged(row->tag)) {
-        snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): %s: not a policy's limit (a policy holds TOKEN, LEAKY, "
-                 "WINDOW, SLIDINGLOG, SMOOTH, CONCURRENCY or QUOTA limits)", i + 1, pl->name, row->kind);
-        return -1;
-    }
     if (req->flags & RL_F_ID) {
         snprintf(err, RL_ERR_LEN, "ERR LIMIT %d (%s): ID: not in a policy (each lease RL.CHECK takes gets an id of its "
                  "own, in the reply)", i + 1, pl->name);

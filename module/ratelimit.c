@@ -42,7 +42,8 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (rl_cell_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_lease_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_lock_type_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
-    if (rl_bundle_type_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    /* (the policies, kept as aux data of the type of the keys they check: policy.c) */
+    if (rl_bundle_type_register(ctx, rl_policy_aux_load, rl_policy_aux_save) != REDISMODULE_OK) return REDISMODULE_ERR;
     rl_lease_ids_init(test_clock);
     if (rl_commands_register(ctx, test_clock, cl_throttle) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;

@@ -410,8 +410,6 @@ struct rl_policy {
 };
 
 int rl_policy_register(RedisModuleCtx *ctx);
-/* 1 when s (len bytes) is a name RL.POLICY takes: 1 to max of A-Z, a-z, 0-9, '_' and '-'. */
-int rl_policy_name_ok(const char *s, size_t len, size_t max);
 /* The policies in the RDB (module aux data, before the keys), and the emptying of the registry when a load
  * starts (policy.c subscribes to it): an RDB without them loads none. */
 int rl_policy_aux_load(RedisModuleIO *io, int encver, int when);
@@ -456,12 +454,17 @@ typedef struct rl_bundle {
     int n, cap;              /* entries, and room for (the policy's limits when it was made) */
     rl_bundle_entry e[];
 } rl_bundle;
-int rl_bundle_type_register(RedisModuleCtx *ctx);
+/* Registers the type, with the module's aux data callbacks (policy.c's: the policies in the RDB). */
+int rl_bundle_type_register(RedisModuleCtx *ctx, int (*aux_load)(RedisModuleIO *, int, int),
+                            void (*aux_save)(RedisModuleIO *, int));
 /* 1 when an open key holds a value of the rl-checks type. */
 int rl_bundle_type_is(RedisModuleKey *key);
-/* The row of the list whose kind a policy's limit may have, by its tag: a cell limiter's or the sliding log's;
- * NULL for any other. */
-const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag);
+/* The row of the list a policy's limit of this tag has (every kind may be one), or NULL for no row's tag. */
+static inline const rl_limiter *rl_bundle_limiter_tagged(unsigned char tag) {
+    for (int i = 0; i < RL_NLIMITERS; i++)
+        if (rl_limiters[i].tag == tag) return &rl_limiters[i];
+    return NULL;
+}
 /* A bundle with room for cap entries (1 to RL_ALL_MAX_LIMITS), none yet. */
 rl_bundle *rl_bundle_new(int cap);
 void rl_bundle_free(rl_bundle *b);
