@@ -397,26 +397,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     int reader = (uint8_t)((data[0] & ~4u) - '0') % N_READERS;
     const uint8_t sep = (data[0] & 4) ? '\0' : ' ';
-    const uint8_t *rest = data + 1;
-    size_t rest_len = size - 1;
-    if (rest_len > 0 && rest[0] == sep) {
-        rest++;
-        rest_len--;
-    }
     char *args[MAX_FUZZ_ARGS];
     size_t lens[MAX_FUZZ_ARGS];
-    int nargs = 0;
-    if (rest_len > 0) {
-        size_t start = 0;
-        for (size_t i = 0; i <= rest_len && nargs < MAX_FUZZ_ARGS; i++) {
-            if (i < rest_len && rest[i] != sep) continue;
-            size_t len = i - start;
-            args[nargs] = malloc(len ? len : 1); /* exactly len bytes: no terminator to lean on */
-            if (len) memcpy(args[nargs], rest + start, len);
-            lens[nargs++] = len;
-            start = i + 1;
-        }
-    }
+    int nargs = fuzz_split_args(data + 1, size - 1, sep, args, lens, MAX_FUZZ_ARGS);
     const char *const *cargs = (const char *const *)args;
     cur_nargs = nargs;
     cur_args = args;
@@ -429,7 +412,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         cur_what = syn->name;
         fuzz_check_options(syn, nargs, cargs, lens);
     }
-    for (int i = 0; i < nargs; i++) free(args[i]);
+    fuzz_free_args(args, nargs);
     cur_what = NULL;
     return 0;
 }
