@@ -22,7 +22,12 @@ test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox d
     openjdk-17-jdk-headless libguava-java)
 # The client helpers' and the gateway's tests (mk/clients.mk: `scripts/deps.sh clients`), and `make demo`
 # (mk/demo.mk: `scripts/deps.sh demo`). Node.js and npm come from Debian only when the machine has no npm.
-clients=(nginx libnginx-mod-http-lua python3 python3-flask python3-redis)
+# The Python package is built with Debian's setuptools and wheel (python3-build, offline), installed into a
+# venv (python3-venv, python3-pip), checked by mypy, and tested under Flask, Starlette/FastAPI (served by
+# uvicorn, called with httpx) and Django; lintian checks the module's .deb (`make deb`).
+clients=(nginx libnginx-mod-http-lua python3 python3-flask python3-redis python3-setuptools python3-wheel
+    python3-build python3-venv python3-pip python3-mypy python3-starlette python3-fastapi python3-uvicorn
+    python3-httpx python3-django lintian)
 
 case "${1:-}" in
 --runtime) packages=("${runtime[@]}") ;;
