@@ -6,7 +6,7 @@
 # servers), so the install runs under a policy-rc.d that forbids service starts, unless the machine
 # already has one.
 #
-# Usage: scripts/deps.sh [--runtime | clients | demo]
+# Usage: scripts/deps.sh [--runtime | clients | demo | deb]
 set -euo pipefail
 
 # Building and running: the compiler, the servers and redis-cli; tar and xz-utils unpack the Redis source
@@ -28,13 +28,17 @@ test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox d
 clients=(nginx libnginx-mod-http-lua python3 python3-flask python3-redis python3-setuptools python3-wheel
     python3-build python3-venv python3-pip python3-mypy python3-starlette python3-fastapi python3-uvicorn
     python3-httpx python3-django lintian)
+# `make deb` (mk/deb.mk): building the module, then dpkg-shlibdeps (dpkg-dev), strip (binutils), and
+# lintian for `make deb-lint` and tests/check-deb.sh.
+deb=("${runtime[@]}" dpkg-dev binutils lintian)
 
 case "${1:-}" in
 --runtime) packages=("${runtime[@]}") ;;
 "") packages=("${runtime[@]}" "${test[@]}") ;;
 clients) packages=("${clients[@]}") ;;
 demo) packages=("${clients[@]}" wrk) ;;
-*) echo "usage: $0 [--runtime | clients | demo]" >&2; exit 2 ;;
+deb) packages=("${deb[@]}") ;;
+*) echo "usage: $0 [--runtime | clients | demo | deb]" >&2; exit 2 ;;
 esac
 case "${1:-}" in clients | demo) command -v npm >/dev/null || packages+=(nodejs npm) ;; esac
 missing=()
