@@ -12,10 +12,12 @@
 # packaging lives in the project, there is no Debian revision.
 #
 # What goes in (the files come from this directory and the project's docs):
-#   /usr/lib/redis/modules/ratelimit.so          the module, stripped as dh_strip strips a shared object
+#   /usr/lib/redis/modules/ratelimit.so          the module, stripped as dh_strip strips a shared object,
+#                                                mode 0755 (Redis refuses a module it cannot execute)
 #   /usr/share/doc/redis-ratelimit/              README.md, docs/*.md and their images, changelog.gz,
 #                                                copyright (machine-readable)
 #   /usr/share/doc/redis-ratelimit/examples/ratelimit.conf   the loadmodule line
+#   /usr/share/lintian/overrides/redis-ratelimit             lintian's overrides, each with its reason
 # No -dbgsym package: the stripped .so keeps its GNU build ID, and build/ratelimit.so of the same commit
 # (built with -g) is its debug file, for gdb's `symbol-file` or /usr/lib/debug/.build-id/.
 #
@@ -104,17 +106,20 @@ docdir="$tree/usr/share/doc/$package"
 rm -rf "$work"
 mkdir -p "$tree/DEBIAN" "$docdir"
 
-# The module, stripped of what a debugger alone needs (the options dh_strip uses for a shared object).
+# The module, stripped of what a debugger alone needs (the options dh_strip uses for a shared object), and
+# executable: Redis 7.0 and later refuse to load a module file without the execute permission (the reason
+# of the lintian override).
 install -d "$tree/usr/lib/redis/modules"
 strip --remove-section=.comment --remove-section=.note --strip-unneeded \
     -o "$tree/usr/lib/redis/modules/ratelimit.so" "$module"
-chmod 0644 "$tree/usr/lib/redis/modules/ratelimit.so"
+chmod 0755 "$tree/usr/lib/redis/modules/ratelimit.so"
 
 install_doc "$root/README.md" "$docdir/README.md"
 for doc in "$root"/docs/*.md "$root"/docs/*.png; do
     install_doc "$doc" "$docdir/docs/${doc##*/}"
 done
 install -D -m 0644 "$here/ratelimit.conf" "$docdir/examples/ratelimit.conf"
+install -D -m 0644 "$here/lintian-overrides" "$tree/usr/share/lintian/overrides/$package"
 fill copyright >"$docdir/copyright"
 fill changelog VERSION="$version" MAINTAINER="$maintainer" \
     DATE="$(date -u -R -d "@$SOURCE_DATE_EPOCH")" >"$docdir/changelog"
