@@ -29,7 +29,7 @@ docdir=/usr/share/doc/$package
 conf=$docdir/examples/ratelimit.conf
 # What the package must install (docs/operations.md lists the same).
 files=("$so" "$docdir/copyright" "$docdir/changelog.gz" "$docdir/README.md.gz" "$docdir/docs/commands.md.gz"
-    "$docdir/docs/operations.md.gz" "$conf" /usr/share/lintian/overrides/$package)
+    "$docdir/docs/operations.md.gz" "$conf" "/usr/share/lintian/overrides/$package")
 # The system's server, the one the package Recommends, whatever PATH the test runner gives.
 system_server=/usr/bin/redis-server
 system_cli=/usr/bin/redis-cli
@@ -38,18 +38,18 @@ system_cli=/usr/bin/redis-cli
 for tool in dpkg dpkg-deb dpkg-query lintian readelf; do
     command -v "$tool" >/dev/null || check_abort "$tool is missing: this test needs Debian's dpkg and lintian (scripts/deps.sh deb)"
 done
-[ -x "$system_server" ] && [ -x "$system_cli" ] ||
+if [ ! -x "$system_server" ] || [ ! -x "$system_cli" ]; then
     check_abort "no system redis-server and redis-cli in /usr/bin (scripts/deps.sh --runtime installs them)"
+fi
 as_root=()
 if [ "$(id -u)" -ne 0 ]; then
     sudo -n true 2>/dev/null || check_abort "dpkg -i needs root, or sudo without a password: not run"
     as_root=(sudo -n)
 fi
 package_status() { dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || true; }
-case "$(package_status)" in
-"" | not-installed) ;;
-*) check_abort "$package is already on this machine (dpkg status: $(package_status)): left alone, not tested" ;;
-esac
+not_installed() { case "$(package_status)" in "" | not-installed) true ;; *) false ;; esac; }
+not_installed ||
+    check_abort "$package is already on this machine (dpkg status: $(package_status)): left alone, not tested"
 [ ! -e "$so" ] || check_abort "$so exists, from outside the package: left alone, not tested"
 modules_dir_existed=0
 [ ! -d /usr/lib/redis/modules ] || modules_dir_existed=1
@@ -64,6 +64,7 @@ cleanup() {
     rm -rf "$scratch"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
 
 # dpkg, waiting while another process (an apt-get of another job) holds dpkg's lock; output in $out.
 out="" rc=0
@@ -98,12 +99,17 @@ done
 check "every file and directory of the package is owned by root" \
     [ "$(awk 'NF && $2 != "root/root"' <<<"$listing")" = "" ]
 dpkg-deb --extract "$deb" "$scratch/tree"
-sections=$(readelf -SW "$scratch/tree$so")
-check "the packaged .so is stripped (no .symtab, no .debug_info)" \
-    eval 'lacks "$sections" " .symtab " && lacks "$sections" " .debug_info "'
+stripped() { # stripped FILE: no symbol table, no debug info
+    local sections
+    sections=$(readelf -SW "$1")
+    lacks "$sections" " .symtab " && lacks "$sections" " .debug_info "
+}
 build_id() { readelf -n "$1" | sed -n 's/^ *Build ID: //p'; }
-check "the packaged .so keeps the build ID of build/ratelimit.so (its debug file)" \
-    eval '[ -n "$(build_id build/ratelimit.so)" ] && [ "$(build_id "$scratch/tree$so")" = "$(build_id build/ratelimit.so)" ]'
+same_build_id() { [ -n "$(build_id "$1")" ] && [ "$(build_id "$1")" = "$(build_id "$2")" ]; }
+check "the packaged .so is stripped (no .symtab, no .debug_info)" stripped "$scratch/tree$so"
+unstripped() { ! stripped "$1"; }
+check "build/ratelimit.so is not (it is the debug file)" unstripped build/ratelimit.so
+check "the packaged .so keeps the build ID of build/ratelimit.so" same_build_id build/ratelimit.so "$scratch/tree$so"
 
 # --- lintian: no error (its exit status) and no warning either. -------------------------------------------
 rc=0
@@ -123,16 +129,19 @@ for f in "${files[@]}"; do
 done
 check "the installed .so is executable (Redis 7.0 and later refuse to load it otherwise)" test -x "$so"
 run_dpkg --verify "$package"
-check "dpkg --verify: every installed file matches its md5sum" eval '[ "$rc" -eq 0 ] && [ -z "$out" ]'
+dpkg_quiet() { [ "$rc" -eq 0 ] && [ -z "$out" ]; }
+check "dpkg --verify: every installed file matches its md5sum" dpkg_quiet
 check "the example's only setting is the loadmodule line of the installed .so" \
     [ "$(grep -v -E '^(#|$)' "$conf")" = "loadmodule $so" ]
 
 # --- The installed module in a fresh system redis-server. -----------------------------------------------------
-REDIS_SERVER=$system_server REDIS_CLI=$system_cli RL_MODULE=$so server_start ||
+REDIS_SERVER=$system_server REDIS_CLI=$system_cli RL_MODULE=$so
+# shellcheck disable=SC2119 # no server arguments beyond server.sh's own
+server_start ||
     check_abort "$system_server did not start with --loadmodule $so"
 modules=$(server_ask "$SERVER_PORT" MODULE LIST | tr -d '\r' | paste -sd' ')
 check "MODULE LIST names ratelimit, version $code, from $so" \
-    eval 'contains "$modules" "name ratelimit ver $code path $so"'
+    contains "$modules" "name ratelimit ver $code path $so"
 # A bucket of 10 refilled 1 token an hour: the first call takes one, the second asks for 10 and is denied,
 # whatever the clock does between them.
 reply=$(server_ask "$SERVER_PORT" RL.TOKEN deb:check 10 1 3600000 | paste -sd' ')
@@ -140,19 +149,25 @@ check "RL.TOKEN: allowed, limit 10, remaining 9, retry_after_ms -1 (got: $reply)
     contains " $reply" " 1 10 9 -1 "
 reply=$(server_ask "$SERVER_PORT" RL.TOKEN deb:check 10 1 3600000 COST 10 | paste -sd' ')
 check "RL.TOKEN COST 10: denied, limit 10, remaining 9 (got: $reply)" contains " $reply" " 0 10 9 "
+# Gone, or a zombie our shell has not collected yet.
+server_gone() {
+    local state
+    state=$(ps -o stat= -p "$SERVER_PID" 2>/dev/null || true)
+    [ -z "$state" ] || [[ "$state" == Z* ]]
+}
 server_ask "$SERVER_PORT" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 for _ in $(seq 100); do
-    kill -0 "$SERVER_PID" 2>/dev/null || break
+    server_gone && break
     sleep 0.1
 done
-check "SHUTDOWN NOSAVE ends the server" eval '! kill -0 "$SERVER_PID" 2>/dev/null'
+check "SHUTDOWN NOSAVE ends the server" server_gone
 server_stop
 
 # --- Purge. -------------------------------------------------------------------------------------------------
 run_dpkg --purge "$package"
 check "dpkg --purge removes the package" [ "$rc" -eq 0 ]
 [ "$rc" -ne 0 ] || installed=0
-check "dpkg no longer knows $package" eval 'case "$(package_status)" in "" | not-installed) true ;; *) false ;; esac'
+check "dpkg no longer knows $package" not_installed
 for f in "${files[@]}"; do
     check "gone: $f" test ! -e "$f"
 done
