@@ -50,12 +50,14 @@ deb_path() { # deb_path OUTDIR
     echo "$1/${package}_$(module_version)_$(dpkg --print-architecture).deb"
 }
 
-# A template of this directory without its opening comment block, its @NAME@ fields filled.
+# A template of this directory without its opening comment block, its @NAME@ fields filled (a value may
+# hold any of sed's special characters: a Depends of alternatives holds '|').
 fill() { # fill TEMPLATE NAME=VALUE...
-    local template=$1 sed_args=() pair
+    local template=$1 sed_args=() pair value
     shift
     for pair in "$@"; do
-        sed_args+=(-e "s|@${pair%%=*}@|${pair#*=}|g")
+        value=$(printf '%s' "${pair#*=}" | sed -e 's/[\\|&]/\\&/g')
+        sed_args+=(-e "s|@${pair%%=*}@|${value}|g")
     done
     sed -e '1,/^[^#]/{/^#/d}' "${sed_args[@]}" "$here/$template"
 }
