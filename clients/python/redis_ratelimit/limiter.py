@@ -187,7 +187,7 @@ class LimiterCore:
             if was_down:
                 self.stats.to_redis += 1
         if was_down:
-            log.warning("redis_ratelimit: Redis answers again: the limiter decides with it (on_failure=%s "
+            log.warning("Redis answers again: the limiter decides with it (on_failure=%s "
                         "handed back)", self.on_failure)
             if self.local is not None:
                 self.local.clear()
@@ -206,7 +206,7 @@ class LimiterCore:
             if not was_down:
                 self.stats.to_fallback += 1
         if not was_down:
-            log.warning("redis_ratelimit: Redis unreachable (%s: %s): on_failure=%s until it answers, "
+            log.warning("Redis unreachable (%s: %s): on_failure=%s until it answers, "
                         "tried again every %d ms", type(error).__name__, error, self.on_failure, self.retry_ms)
         return self.fallback(client_key, cost, elapsed_ns)
 

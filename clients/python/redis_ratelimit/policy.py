@@ -152,3 +152,14 @@ def refusal(decision: Decision) -> Optional[Refusal]:
 def admitted_headers(decision: Optional[Decision]) -> Dict[str, str]:
     """The headers an admitted response carries (none for an unlimited request or a failure)."""
     return decision.headers() if decision is not None and decision.allowed else {}
+
+
+def merged(name: str, existing: Optional[str], ours: str) -> str:
+    """A header value when a response already carries one of that name (a route's own limit inside an
+    app-wide one): RateLimit-Policy and RateLimit are lists, so the items of both are kept; any other
+    header keeps the one already there."""
+    if existing is None:
+        return ours
+    if name.lower() in ("ratelimit-policy", "ratelimit"):
+        return f"{existing}, {ours}"
+    return existing
