@@ -206,8 +206,9 @@ class LimiterCore:
             if not was_down:
                 self.stats.to_fallback += 1
         if not was_down:
+            detail = str(error) or f"no answer within {self.timeout_ms} ms"
             log.warning("Redis unreachable (%s: %s): on_failure=%s until it answers, "
-                        "tried again every %d ms", type(error).__name__, error, self.on_failure, self.retry_ms)
+                        "tried again every %d ms", type(error).__name__, detail, self.on_failure, self.retry_ms)
         return self.fallback(client_key, cost, elapsed_ns)
 
     def fallback(self, client_key: str, cost: int, elapsed_ns: int) -> Decision:
