@@ -7,6 +7,9 @@ Prints "listening PORT" once it accepts connections (--port 0 picks a free one).
 appends one line per limited request, "unix_ms status reset_after_ms check_us" (the first policy's
 reply and the Redis round trip), which the demo's report reads. SIGTERM stops it cleanly.
 
+--on-failure deny|allow|local, --timeout-ms, --retry-ms and --no-deny-cache go to the Limiter (limiter.py). /health is on
+the allow-list (never limited); the API key "blocked" is on the deny-list (403, Redis not asked).
+
 --policy NAME=KIND:ARGS (repeatable): token:capacity:refill_tokens:refill_ms[:interval],
 leaky:capacity:leak_tokens:leak_ms[:nodelay], window:limit:window_ms[:fixed|:sliding],
 slidinglog:limit:window_ms[:mingap_ms]."""
@@ -66,13 +69,14 @@ class RequestLog:
                 self.file.close()
 
 
-def create_app(client, policies, log: RequestLog) -> flask.Flask:
+def create_app(client, policies, log: RequestLog, **options) -> flask.Flask:
     app = flask.Flask("example_app")
 
     def client_key(request):
-        return None if request.path == "/health" else (request.headers.get("X-API-Key") or "anonymous")
+        return request.headers.get("X-API-Key") or "anonymous"
 
-    RateLimit(app, client, policies, key=client_key)
+    RateLimit(app, client, policies, key=client_key, allow=lambda request: request.path == "/health",
+              deny=lambda request: request.headers.get("X-API-Key") == "blocked", **options)
 
     @app.route("/")
     def index():
@@ -97,11 +101,20 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--policy", action="append", required=True)
     ap.add_argument("--log")
+    ap.add_argument("--on-failure", default="deny", choices=["deny", "allow", "local"])
+    # 1 s, not the package's 50 ms: the tests and the demo count exact admissions under load on small
+    # machines, where a slow round trip must not turn into a 503.
+    ap.add_argument("--timeout-ms", type=int, default=1000)
+    ap.add_argument("--retry-ms", type=int, default=1000)
+    ap.add_argument("--no-deny-cache", action="store_true",
+                    help="ask Redis on every request (a test that moves the module's clock needs it)")
     args = ap.parse_args()
 
     client = redis.Redis(host=args.redis_host, port=args.redis_port, max_connections=64)
     log = RequestLog(args.log)
-    app = create_app(client, [parse_policy(p) for p in args.policy], log)
+    app = create_app(client, [parse_policy(p) for p in args.policy], log, on_failure=args.on_failure,
+                     timeout_ms=args.timeout_ms, retry_ms=args.retry_ms,
+                     deny_cache=not args.no_deny_cache)
     WSGIRequestHandler.protocol_version = "HTTP/1.1"  # keep-alive, as a load generator expects
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
     server = make_server("127.0.0.1", args.port, app, threaded=True)

@@ -57,6 +57,14 @@ class TestClient(RedisCase):
         # The bucket gave nothing to the denied request: still 3 of 5.
         self.assertEqual(denied.headers["RateLimit"], '"burst";r=3;t=1, "minute";r=0;t=45')
 
+    def test_deny_and_allow_lists(self):
+        c = self.app("default=window:1:60000:fixed")
+        self.assertEqual(c.get("/", headers={"X-API-Key": "blocked"}).status_code, 403)
+        self.assertEqual(self.r.keys("*"), [])  # refused before any limiter was asked
+        self.assertEqual(c.get("/", headers={"X-API-Key": "dave"}).status_code, 200)
+        self.assertEqual(c.get("/", headers={"X-API-Key": "dave"}).status_code, 429)
+        self.assertEqual(c.get("/health", headers={"X-API-Key": "dave"}).status_code, 200)  # allow-listed
+
     def test_redis_down_is_503(self):
         dead = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=1)
         resp = self.app("default=window:2:60000", client=dead).get("/", headers={"X-API-Key": "a"})
@@ -71,7 +79,9 @@ class TwoServers(RedisCase):
         self.procs, self.ports = [], []
         for _ in range(2):
             p = subprocess.Popen([sys.executable, APP, "--redis-port", str(PORT),
-                                  "--policy", "default=window:50:60000:fixed"], stdout=subprocess.PIPE, text=True)
+                                  "--policy", "default=window:50:60000:fixed",
+                                  # the test moves the module's clock, which a cached denial cannot see
+                                  "--no-deny-cache"], stdout=subprocess.PIPE, text=True)
             self.procs.append(p)
             self.ports.append(int(p.stdout.readline().split()[1]))
 
