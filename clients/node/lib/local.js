@@ -40,7 +40,7 @@ function checkInteger(name, value, min, max) {
 
 // The module's checks of a spec's numbers (module/syntax.c's ranges and token.c's validate), so that a
 // spec Redis would refuse is refused here too, naming the argument.
-function validate(spec) {
+function validateLocal(spec) {
   const reason = localFormError(spec);
   if (reason) throw new TypeError(reason);
   if (spec.cost !== undefined) checkInteger('COST', spec.cost, 0, MAX_COUNT);
@@ -196,7 +196,7 @@ function createLocalLimiter({ maxKeys = 10000, now = Date.now } = {}) {
   // One limiter for `key`, as RL.TOKEN / RL.WINDOW FIXED would answer. A spec's own cost is the cost
   // (with a call cost too, the module's "COST: given more than once").
   function limit(key, spec, { cost = 1, dryrun = false } = {}) {
-    validate(spec);
+    validateLocal(spec);
     if (spec.cost !== undefined && cost !== 1) throw new Error('COST: given more than once');
     const units = spec.cost === undefined ? cost : spec.cost;
     checkInteger('COST', units, 0, MAX_COUNT);
@@ -210,7 +210,7 @@ function createLocalLimiter({ maxKeys = 10000, now = Date.now } = {}) {
   // would admit; its own denial otherwise) and the retry the largest of the denials' (-1 if one never can).
   function limitAll(limits, { cost = 1, dryrun = false } = {}) {
     if (!Array.isArray(limits) || limits.length === 0) throw new TypeError('limits: at least one [key, spec]');
-    limits.forEach(([, spec]) => validate(spec));
+    limits.forEach(([, spec]) => validateLocal(spec));
     checkInteger('COST', cost, 0, MAX_COUNT);
     const t = nowUs();
     const costOf = (spec) => (spec.cost === undefined ? cost : spec.cost);
@@ -235,4 +235,4 @@ function createLocalLimiter({ maxKeys = 10000, now = Date.now } = {}) {
   return { limit, limitAll, get size() { return states.size; }, clear: () => states.clear() };
 }
 
-module.exports = { createLocalLimiter, localFormError };
+module.exports = { createLocalLimiter, localFormError, validateLocal };

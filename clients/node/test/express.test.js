@@ -70,7 +70,8 @@ test('Redis down: 503', async (t) => {
 
 function startApp() {
   const app = path.join(__dirname, '..', 'example', 'app.js');
-  const child = spawn(process.execPath, [app, '--redis-port', String(PORT), '--policy', 'default=window:50:60000:fixed'],
+  const child = spawn(process.execPath, [app, '--redis-port', String(PORT), '--policy', 'default=window:50:60000:fixed',
+    '--no-deny-cache'],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve) => {
     readline.createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, port: Number(line.split(' ')[1]) }));
