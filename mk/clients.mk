@@ -1,7 +1,10 @@
 # clients.mk -- the client helpers and examples of issue 18 (docs/headers.md), tested by `make test`:
-#   clients/python   redis_ratelimit (redis-py) + Flask middleware   clients/python/run-tests.sh
-#                    its limiters when Redis fails (own servers)     clients/python/run-resilience-tests.sh
+#   clients/python   redis_ratelimit (redis-py) + Flask, Starlette/   clients/python/run-tests.sh
+#                    FastAPI, Django; its failure modes against a    clients/python/run-resilience-tests.sh
+#                    server the tests stop, pause and restart
 #   clients/node     the same for Node.js (ioredis) + Express         clients/node/run-tests.sh
+#                    + Fastify; its failure modes against a server     clients/node/run-resilience.sh
+#                    the tests stop, pause and restart (issue 29)
 #   examples/c       a minimal hiredis program                         examples/c/run-test.sh
 #   examples/gateway two nginx gateways (Lua) on one Redis            examples/gateway/run-tests.sh
 # Each runs against a real redis-server with the module and prints "name: N passed, N failed". Their
@@ -30,4 +33,4 @@ test: deps-clients
 TEST_DEPS += $(MODULE) $(C_EXAMPLE) $(NODE_MODULES_STAMP)
 TEST_PROGRAMS += clients/python/run-tests.sh clients/node/run-tests.sh examples/c/run-test.sh \
 	examples/gateway/run-tests.sh
-TEST_PROGRAMS += clients/python/run-resilience-tests.sh
+TEST_PROGRAMS += clients/python/run-resilience-tests.sh clients/node/run-resilience.sh

@@ -8,4 +8,7 @@ module.exports = {
   ...require('./lib/policies'),
   ...require('./lib/headers'),
   ...require('./lib/express'),
+  ...require('./lib/limiter'), // createLimiter (issue 29: resilience)
+  ...require('./lib/local'), // createLocalLimiter, localFormError, validateLocal (issue 29)
+  ...require('./lib/fastify'), // rateLimitPlugin (issue 29: frameworks)
 };

@@ -7,6 +7,8 @@
 // appends one line per limited request, "unix_ms status reset_after_ms check_us" (the first policy's
 // reply and the Redis round trip), which the demo's report reads. SIGTERM stops it cleanly.
 // --policy NAME=KIND:ARGS is repeatable, with the same KIND:ARGS as clients/python/example_app.py.
+// --on-failure deny|allow|local picks what a Redis failure does (lib/limiter.js); --no-deny-cache turns the
+// cache of denials off (the tests do: it counts real time, while their Redis clock is frozen).
 'use strict';
 
 const fs = require('node:fs');
@@ -46,11 +48,12 @@ function requestLog(path) {
   return { middleware, close: (done) => out.end(done) };
 }
 
-function createApp(redis, policies, log = requestLog(null)) {
+// options: createLimiter's (onFailure, denyCache, timeoutMs, ...) and the hooks (allow, deny).
+function createApp(redis, policies, log = requestLog(null), options = {}) {
   const app = express();
   app.get('/health', (req, res) => res.send('healthy\n'));
   app.use(log.middleware);
-  app.use(rateLimit({ redis, policies, key: (req) => req.get('X-API-Key') || 'anonymous' }));
+  app.use(rateLimit({ redis, policies, key: (req) => req.get('X-API-Key') || 'anonymous', ...options }));
   app.get('/', (req, res) => res.send('ok\n'));
   return app;
 }
@@ -62,10 +65,13 @@ function main() {
     port: { type: 'string', default: '0' },
     policy: { type: 'string', multiple: true },
     log: { type: 'string' },
+    'on-failure': { type: 'string', default: 'deny' },
+    'no-deny-cache': { type: 'boolean', default: false },
   } });
   const redis = new Redis({ host: values['redis-host'], port: Number(values['redis-port']), maxRetriesPerRequest: 1 });
   const log = requestLog(values.log);
-  const app = createApp(redis, values.policy.map(parsePolicy), log);
+  const app = createApp(redis, values.policy.map(parsePolicy), log,
+    { onFailure: values['on-failure'], ...(values['no-deny-cache'] ? { denyCache: false } : {}) });
   const server = app.listen(Number(values.port), '127.0.0.1', () => {
     process.stdout.write(`listening ${server.address().port}\n`);
   });

@@ -70,7 +70,8 @@ test('Redis down: 503', async (t) => {
 
 function startApp() {
   const app = path.join(__dirname, '..', 'example', 'app.js');
-  const child = spawn(process.execPath, [app, '--redis-port', String(PORT), '--policy', 'default=window:50:60000:fixed'],
+  const child = spawn(process.execPath, [app, '--redis-port', String(PORT), '--policy', 'default=window:50:60000:fixed',
+    '--no-deny-cache'],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve) => {
     readline.createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, port: Number(line.split(' ')[1]) }));
@@ -99,4 +100,38 @@ test('two processes, one budget: exactly the limit per window', async (t) => {
   checkWindow(await getMany(ports, 40));
   await redis.call('RL.CLOCK', 'ADVANCE', 60000);
   checkWindow(await getMany(ports, 40));
+});
+
+test('allow and deny hooks: skipped or refused with 403, neither calling Redis', async (t) => {
+  const app = createApp(redis, [parsePolicy('default=window:1:60000:fixed')], undefined, {
+    allow: (req) => req.get('X-API-Key') === 'internal',
+    deny: async (req) => req.get('X-API-Key') === 'mallory',
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  t.after(() => server.close());
+  const port = server.address().port;
+  await redis.config('RESETSTAT');
+  for (let i = 0; i < 3; i++) {
+    const ok = await get(port, { apiKey: 'internal' });
+    assert.deepEqual([ok.status, ok.headers.ratelimit], [200, undefined]);
+    const no = await get(port, { apiKey: 'mallory' });
+    assert.deepEqual([no.status, JSON.parse(no.body).title, no.headers.ratelimit], [403, 'Forbidden', undefined]);
+  }
+  assert.doesNotMatch(await redis.info('commandstats'), /cmdstat_rl\./);
+  assert.equal((await get(port, { apiKey: 'dave' })).status, 200);
+  assert.match(await redis.info('commandstats'), /cmdstat_rl\.window:calls=1,/);
+});
+
+test('Redis down: admitted without headers (onFailure allow, or the old failOpen)', async (t) => {
+  const dead = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false,
+    maxRetriesPerRequest: 0, retryStrategy: () => null });
+  t.after(() => dead.disconnect());
+  for (const options of [{ onFailure: 'allow' }, { failOpen: true }]) {
+    const server = createApp(dead, [parsePolicy('default=window:2:60000')], undefined, options).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    t.after(() => server.close());
+    const res = await get(server.address().port);
+    assert.deepEqual([res.status, res.body, res.headers.ratelimit], [200, 'ok\n', undefined]);
+  }
 });
