@@ -12,6 +12,7 @@
 //     The module's retry is the earliest the same request could be admitted (other clients only push it
 //     later), so the cache denies nothing Redis would admit, unless someone gives budget back (a refund,
 //     RL.RESET) meanwhile. A denial of cost c says nothing of a smaller cost: only calls of cost >= c hit.
+//     Not with a slidingLog policy: the module logs denied attempts too, which a cached denial would not.
 //   - on a failure (an error, or no reply within timeoutMs), onFailure says what the decision is: 'deny'
 //     (source 'failure', not allowed: the middlewares answer 503), 'allow' (source 'failure', allowed: let
 //     through without headers), or 'local': the in-process limiters of local.js, with the same specs, take
@@ -151,7 +152,10 @@ function createLimiter({ redis, policies, prefix = 'rl:', timeoutMs = 50, onFail
   checkOptions({ redis, timeoutMs, onFailure, retryMs, denyCache, logger });
   checkPolicies(policies, onFailure);
   policies = policies.map((p) => ({ name: p.name, spec: p.spec }));
-  const denials = denyCache === false ? null : createDenyCache(denyCache);
+  // A sliding log records denied attempts too (a denial pushes the next admission later): a denial
+  // answered here would not be recorded, so such policies always ask Redis.
+  const logsDenials = policies.some((p) => p.spec.kind === 'SLIDINGLOG');
+  const denials = denyCache === false || logsDenials ? null : createDenyCache(denyCache);
   const local = onFailure === 'local' ? createLocalLimiter({ maxKeys: 10000, now }) : null;
   const stats = { calls: 0, redis: 0, local: 0, cacheHits: 0, failures: 0, timeouts: 0, toLocal: 0, toRedis: 0 };
   let usingLocal = false; // onFailure 'local', while Redis is unreachable

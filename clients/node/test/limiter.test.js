@@ -76,6 +76,17 @@ test('a denial of cost c covers costs >= c only; a dry run is answered and cache
   assert.equal(await calls('rl.window'), 7);
 });
 
+test('a slidingLog policy is never answered from the cache: the module logs denied attempts too', async () => {
+  const limiter = limiterOf([{ name: 'log', spec: slidingLog(1, 1000) }]);
+  assert.equal((await limiter.check('frank')).allowed, true);
+  for (let i = 0; i < 3; i++) {
+    const denied = await limiter.check('frank');
+    assert.deepEqual([denied.allowed, denied.source], [false, 'redis']);
+  }
+  assert.equal(await calls('rl.slidinglog'), 4);
+  assert.equal(limiter.stats.cacheHits, 0);
+});
+
 test('several policies: RL.ALL\'s retry is cached, the items keep their names', async () => {
   const limiter = limiterOf([{ name: 'burst', spec: token(5, 1, 1000) }, { name: 'minute', spec: window(2, 60000, { fixed: true }) }]);
   await limiter.check('frank');
