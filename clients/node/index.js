@@ -1,6 +1,8 @@
-// redis-ratelimit-client: Node.js calls for the redis-ratelimit module's RL.* commands (lib/limits.js),
-// its policies kept in Redis (RL.POLICY and RL.CHECK: lib/policies.js), their RateLimit headers
-// (lib/headers.js) and an Express middleware (lib/express.js).
+// redis-ratelimit: Node.js calls for the redis-ratelimit module's RL.* commands (lib/limits.js), its
+// policies kept in Redis (RL.POLICY and RL.CHECK: lib/policies.js), their RateLimit headers
+// (lib/headers.js), an Express middleware (lib/express.js), leases held for a block of work (lib/lease.js)
+// and the package's table of the module's commands (lib/commands.js). index.mjs is the ES module entry,
+// index.d.ts the TypeScript declarations.
 'use strict';
 
 module.exports = {
@@ -8,4 +10,5 @@ module.exports = {
   ...require('./lib/policies'),
   ...require('./lib/headers'),
   ...require('./lib/express'),
+  ...require('./lib/lease'),
 };

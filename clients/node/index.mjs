@@ -15,3 +15,4 @@ export const { policySet, policyGet, policyDel, policyList, policyFlush, check, 
   parsePolicy } = cjs;
 export const { quotaPolicy, nextQuotaMs, sfString, rateLimitHeaders, problem } = cjs;
 export const { rateLimit, checkRequest, redisKey } = cjs;
+export const { lease, withLease, LeaseDeniedError, HeldLease } = cjs;
