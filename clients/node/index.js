@@ -11,4 +11,5 @@ module.exports = {
   ...require('./lib/headers'),
   ...require('./lib/express'),
   ...require('./lib/lease'),
+  ...require('./lib/commands'),
 };

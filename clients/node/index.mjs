@@ -16,3 +16,4 @@ export const { policySet, policyGet, policyDel, policyList, policyFlush, check, 
 export const { quotaPolicy, nextQuotaMs, sfString, rateLimitHeaders, problem } = cjs;
 export const { rateLimit, checkRequest, redisKey } = cjs;
 export const { lease, withLease, LeaseDeniedError, HeldLease } = cjs;
+export const { COMMAND_TABLE, EXCLUDED_COMMANDS } = cjs;
