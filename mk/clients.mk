@@ -16,9 +16,12 @@ C_EXAMPLE := $(BUILD)/examples/ratelimit-example
 deps-clients: deps
 	@scripts/deps.sh clients
 
-# npm ci installs exactly the lockfile, and writes node_modules/.package-lock.json last.
+# npm ci installs exactly the lockfile, and writes node_modules/.package-lock.json last. The package's
+# install test (clients/node/test/pack.test.js) installs offline beside the pinned ioredis, whose registry
+# entry npm reads to check the peer range: `npm cache add` keeps it in the npm cache beside the tarballs.
 $(NODE_MODULES_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
-	cd $(NODE_DIR) && npm ci --no-audit --no-fund
+	cd $(NODE_DIR) && npm cache add "ioredis@$$(node -p "require('./package-lock.json').packages['node_modules/ioredis'].version")" && \
+		npm ci --no-audit --no-fund
 
 node-modules: $(NODE_MODULES_STAMP)
 
