@@ -137,3 +137,20 @@ test('primaries that disagree are named; DEL and FLUSH reach every primary', asy
   for (const node of direct) assert.deepEqual(await node.call('RL.POLICY', 'LIST'), []);
   assert.deepEqual(await rl.policyList(cluster), []);
 });
+
+test('the README\'s Cluster example runs as written', async () => {
+  const { README, blocks, runBlock } = require('../readme-blocks');
+  const [[, code]] = blocks(README).filter(([info]) => info === 'js cluster');
+  const made = [];
+  // `new Cluster([...7000])` in the README: the startup nodes become this test's.
+  class Cluster extends Redis.Cluster {
+    constructor() {
+      super(PORTS.map((port) => ({ host: '127.0.0.1', port })));
+      made.push(this);
+    }
+  }
+  await runBlock(code, { Cluster, Redis: Redis.Redis }, made);
+  assert.equal(made.length, 1);
+  assert.notEqual(await (await owner('user:42')).exists('user:42'), 0);
+  for (const node of direct) assert.deepEqual(await node.call('RL.POLICY', 'LIST'), ['api']);
+});
