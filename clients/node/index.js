@@ -1,6 +1,10 @@
-// redis-ratelimit-client: Node.js calls for the redis-ratelimit module's RL.* commands (lib/limits.js),
-// its policies kept in Redis (RL.POLICY and RL.CHECK: lib/policies.js), their RateLimit headers
-// (lib/headers.js) and an Express middleware (lib/express.js).
+// redis-ratelimit: Node.js calls for the redis-ratelimit module's RL.* commands (lib/limits.js), its
+// policies kept in Redis (RL.POLICY and RL.CHECK: lib/policies.js), their RateLimit headers
+// (lib/headers.js), the request core of the middlewares with its timeout, failure modes and cache of
+// denials (lib/limiter.js, lib/local.js: the in-process limiters), the Express and Fastify middlewares
+// (lib/express.js, lib/fastify.js), leases held for a block of work (lib/lease.js) and the package's table
+// of the module's commands (lib/commands.js). index.mjs is the ES module entry,
+// index.d.ts the TypeScript declarations.
 'use strict';
 
 module.exports = {
@@ -8,7 +12,9 @@ module.exports = {
   ...require('./lib/policies'),
   ...require('./lib/headers'),
   ...require('./lib/express'),
-  ...require('./lib/limiter'), // createLimiter (issue 29: resilience)
-  ...require('./lib/local'), // createLocalLimiter, localFormError, validateLocal (issue 29)
-  ...require('./lib/fastify'), // rateLimitPlugin (issue 29: frameworks)
+  ...require('./lib/limiter'),
+  ...require('./lib/local'),
+  ...require('./lib/fastify'),
+  ...require('./lib/lease'),
+  ...require('./lib/commands'),
 };

@@ -1,25 +1,10 @@
 // Types of lib/limiter.js: createLimiter, the request core of the middlewares, and checkRequest.
-import type { LocalResult } from './local';
-
-/** What the limiter calls Redis with: an ioredis client or Cluster, or anything with call(). */
-export interface RedisLike {
-  call(command: string, ...args: Array<string | number | Buffer>): Promise<unknown>;
-}
-
-/** A limiter spec as token(), window(), leaky(), slidingLog() or quota() makes it. */
-export interface RateSpec {
-  kind: string;
-  params: Array<string | number>;
-  flags: Array<string | number | Buffer>;
-}
+import type { LimitResult, RateSpec, RedisClient } from './limits';
 
 export interface Policy<S extends RateSpec = RateSpec> {
   name: string;
   spec: S;
 }
-
-/** One limit's result: the module's six reply fields. */
-export type LimitResult = LocalResult;
 
 /** Where a decision came from: Redis, the local limiter (onFailure 'local'), the cache of denials, or a
  * failure (onFailure 'deny': allowed false; 'allow': allowed true). */
@@ -47,7 +32,7 @@ export interface DenyCacheOptions {
 }
 
 export interface LimiterOptions {
-  redis: RedisLike;
+  redis: RedisClient;
   policies: Policy[];
   prefix?: string;
   timeoutMs?: number;
@@ -81,7 +66,7 @@ export interface Limiter {
 export function createLimiter(options: LimiterOptions): Limiter;
 
 /** One request's decision from Redis, without timeout, cache or failure mode (a Redis error rejects). */
-export function checkRequest(redis: RedisLike, policies: Policy[], clientKey: string,
+export function checkRequest(redis: RedisClient, policies: Policy[], clientKey: string,
   options?: { prefix?: string; cost?: number; dryrun?: boolean }): Promise<Decision>;
 
 export function redisKey(prefix: string, clientKey: string, policy: Policy): string;

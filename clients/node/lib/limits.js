@@ -9,9 +9,12 @@
 //
 // The idea: a spec is a plain value (Redis stores no parameters, every call brings its own), so one
 // spec serves the command, its read-only form and the HTTP headers (headers.js). `redis` is an ioredis
-// client, or anything with call(command, ...args) returning a promise of the RESP2 reply. A lease id
-// comes back as ioredis gives a bulk string (a string); a Buffer id is passed on as its bytes.
+// client or Cluster (lib/client.js routes each call to its key's node), or anything with call(command,
+// ...args) returning a promise of the RESP2 reply. A lease id comes back as ioredis gives a bulk string (a
+// string); a Buffer id is passed on as its bytes.
 'use strict';
+
+const { send } = require('./client');
 
 const FIELDS = ['allowed', 'limit', 'remaining', 'retryAfterMs', 'resetAfterMs', 'waitMs'];
 
@@ -158,11 +161,14 @@ function weight(cost, refund, force) {
 // dropping it).
 const waitArgs = (waitMs) => (waitMs === undefined ? [] : ['WAIT', waitMs]);
 
+// block: true (RL.LEAKY without NODELAY, RL.SMOOTH) has the server hold the reply of an admitted request
+// for its wait_ms, so the promise resolves when the work may start; the module refuses it elsewhere, naming
+// BLOCK. A read-only form refuses it too, rather than the helper dropping it.
 function commandArgs(key, spec, { cost = 1, dryrun = false, readonly = false, refund, force = false, atmost = false,
-  waitMs } = {}) {
+  waitMs, block: hold = false } = {}) {
   const command = spec.command || `RL.${spec.kind}`;
   const args = [`${command}${readonly ? '_RO' : ''}`, key, ...spec.params, ...spec.flags,
-    ...weight(cost, refund, force), ...(atmost ? ['ATMOST'] : []), ...waitArgs(waitMs)];
+    ...weight(cost, refund, force), ...(atmost ? ['ATMOST'] : []), ...waitArgs(waitMs), ...(hold ? ['BLOCK'] : [])];
   if (dryrun && !readonly) args.push('DRYRUN');
   return args;
 }
@@ -188,11 +194,13 @@ function allArgs(limits, { cost = 1, dryrun = false, readonly = false, refund, f
 // answer; runs on replicas and for read-only users); refund: n gives back n units a failed request took;
 // force: true takes cost even past the limit (a debt: token, leaky with nodelay, window, slidingLog,
 // quota); atmost: true (token, window) takes what is there, 1 to cost, and the result has `granted`;
-// waitMs (token, window) waits server-side, first in first out, up to that long for the budget. A
+// waitMs (token, window) waits server-side, first in first out, up to that long for the budget; block: true
+// (leaky without nodelay, smooth) has the server hold an admitted reply for its waitMs, so the promise
+// resolves when the work may start (in Node the wait holds no thread: only this call's promise). A
 // concurrency spec runs RL.ACQUIRE (the result has `lease`; acquire() also has WAIT).
 async function limit(redis, key, spec, opts = {}) {
   const [command, ...args] = commandArgs(key, spec, opts);
-  return parseResult(await redis.call(command, ...args));
+  return parseResult(await send(redis, key, command, args));
 }
 
 // Several [key, spec] limits in one atomic RL.ALL: admitted by all, or by none and nothing consumed.
@@ -202,7 +210,7 @@ async function limit(redis, key, spec, opts = {}) {
 // limit's cost instead of the call's. A concurrency limit's result carries its `lease`.
 async function limitAll(redis, limits, opts = {}) {
   const [command, ...args] = allArgs(limits, opts);
-  return parseAll(await redis.call(command, ...args));
+  return parseAll(await send(redis, limits.length > 0 ? limits[0][0] : undefined, command, args));
 }
 
 // RL.ACQUIRE (RL.ACQUIRE_RO with readonly). waitMs is passed on as given, so that RL.ACQUIRE_RO refuses
@@ -217,22 +225,22 @@ function acquireArgs(key, limit, leaseMs, { cost = 1, leaseId, waitMs, dryrun = 
 // make room. dryrun and readonly (RL.ACQUIRE_RO) only report: the answer's lease is null.
 async function acquire(redis, key, limit, leaseMs, opts = {}) {
   const [command, ...args] = acquireArgs(key, limit, leaseMs, opts);
-  return parseResult(await redis.call(command, ...args));
+  return parseResult(await send(redis, key, command, args));
 }
 
 // Give a lease back (RL.RELEASE): true if it was held, false if unknown, released or expired.
 async function release(redis, key, leaseId) {
-  return Number(await redis.call('RL.RELEASE', key, leaseId)) === 1;
+  return Number(await send(redis, key, 'RL.RELEASE', [key, leaseId])) === 1;
 }
 
 // Make a held lease end leaseMs from now (RL.RENEW): true if it was held, false if not.
 async function renew(redis, key, leaseId, leaseMs) {
-  return Number(await redis.call('RL.RENEW', key, leaseId, leaseMs)) === 1;
+  return Number(await send(redis, key, 'RL.RENEW', [key, leaseId, leaseMs])) === 1;
 }
 
 // The unexpired leases on `key` (RL.LEASES), oldest first: [{ leaseId, units, ttlMs }].
 async function leases(redis, key) {
-  const reply = await redis.call('RL.LEASES', key);
+  const reply = await send(redis, key, 'RL.LEASES', [key]);
   return reply.map(([leaseId, units, ttlMs]) =>
     ({ leaseId: String(leaseId), units: Number(units), ttlMs: Number(ttlMs) }));
 }
@@ -240,13 +248,13 @@ async function leases(redis, key) {
 // Lock `key` for `ms` from now (RL.BLOCK), replacing the end of any lock it has: every limiter command
 // is denied on it until then. No strike is counted, and the limiter's state is kept.
 async function block(redis, key, ms) {
-  await redis.call('RL.BLOCK', key, ms);
+  await send(redis, key, 'RL.BLOCK', [key, ms]);
 }
 
 // End the key's lock and forgive its strikes (RL.UNBLOCK): true if a lock held, else false (the strikes
 // are forgiven either way).
 async function unblock(redis, key) {
-  return Number(await redis.call('RL.UNBLOCK', key)) === 1;
+  return Number(await send(redis, key, 'RL.UNBLOCK', [key])) === 1;
 }
 
 // RL.LOCKINFO's reply [lock_ms, strikes] as { lockMs, strikes, locked }.
@@ -258,14 +266,14 @@ function parseLockinfo(reply) {
 // The key's lock as it stands (RL.LOCKINFO): the ms left on it (0: none holds) and the strikes that count
 // now (0 once forgiven); a missing key has none.
 async function lockinfo(redis, key) {
-  return parseLockinfo(await redis.call('RL.LOCKINFO', key));
+  return parseLockinfo(await send(redis, key, 'RL.LOCKINFO', [key]));
 }
 
 // Delete limiter keys (RL.RESET), as if each limiter had long been idle (locks included), and resolve to how
 // many held a limiter. All or nothing: a key holding anything else is WRONGTYPE and no key is deleted.
 // Clients waiting on a deleted key are served at once.
 async function reset(redis, ...keys) {
-  return Number(await redis.call('RL.RESET', ...keys));
+  return Number(await send(redis, keys[0], 'RL.RESET', keys));
 }
 
 // CL.THROTTLE's arguments (quantity left out for redis-cell's default, 1).
@@ -279,7 +287,7 @@ function throttleArgs(key, maxBurst, countPerPeriod, period, quantity) {
 // `allowed`. For code moving from redis-cell: new code had better use leaky(..., { nodelay: true }).
 async function throttle(redis, key, maxBurst, countPerPeriod, period, quantity) {
   const [command, ...args] = throttleArgs(key, maxBurst, countPerPeriod, period, quantity);
-  const [limited, lim, remaining, retryAfterS, resetAfterS] = (await redis.call(command, ...args)).map(Number);
+  const [limited, lim, remaining, retryAfterS, resetAfterS] = (await send(redis, key, command, args)).map(Number);
   return { limited: limited === 1, allowed: limited !== 1, limit: lim, remaining, retryAfterS, resetAfterS };
 }
 

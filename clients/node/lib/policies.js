@@ -5,8 +5,12 @@
 // The idea: a limit of a stored policy is the same spec value as everywhere else (token(), window(), ...:
 // an RL.ALL clause without its key), named. policyGet reads the stored arguments back through the same
 // spec functions, so a stored policy compares deep-equal with the application's configuration. Decimals
-// (smooth's) come back as numbers.
+// (smooth's) come back as numbers. Policies are kept per server: on an ioredis Cluster the writes go to
+// every primary and the reads check that every primary holds the same (lib/client.js), while RL.CHECK
+// goes to its key's primary.
 'use strict';
+
+const { send, sendEverywhere, readEverywhere } = require('./client');
 
 const { token, leaky, window, slidingLog, smooth, quota, concurrency, lockout, clause, parseAll } = require('./limits');
 
@@ -24,28 +28,28 @@ function policySetArgs(name, limits, { shadow = false } = {}) {
 // and kind.
 async function policySet(redis, name, limits, opts = {}) {
   const [command, ...args] = policySetArgs(name, limits, opts);
-  await redis.call(command, ...args);
+  await sendEverywhere(redis, command, args);
 }
 
 // The policy `name` as stored (RL.POLICY GET): { name, shadow, limits: [[limitName, spec]] }, or null.
 async function policyGet(redis, name) {
-  const words = await redis.call('RL.POLICY', 'GET', name);
+  const words = await readEverywhere(redis, 'RL.POLICY', ['GET', name]);
   return words === null ? null : parsePolicy(name, words);
 }
 
-// Delete the policy `name` (RL.POLICY DEL): true if it existed. Keys checked under it keep their state.
+// Delete the policy `name` (RL.POLICY DEL): true if it existed (on a cluster: on any primary). Keys checked under it keep their state.
 async function policyDel(redis, name) {
-  return Number(await redis.call('RL.POLICY', 'DEL', name)) === 1;
+  return (await sendEverywhere(redis, 'RL.POLICY', ['DEL', name])).some((deleted) => Number(deleted) === 1);
 }
 
 // The names of the stored policies (RL.POLICY LIST), sorted bytewise.
 async function policyList(redis) {
-  return (await redis.call('RL.POLICY', 'LIST')).map(String);
+  return (await readEverywhere(redis, 'RL.POLICY', ['LIST'])).map(String);
 }
 
 // Delete every policy (RL.POLICY FLUSH); the keys stay.
 async function policyFlush(redis) {
-  await redis.call('RL.POLICY', 'FLUSH');
+  await sendEverywhere(redis, 'RL.POLICY', ['FLUSH']);
 }
 
 // RL.CHECK's arguments (RL.CHECK_RO with readonly). waitMs is passed on as given, so that RL.CHECK_RO
@@ -64,7 +68,7 @@ function checkArgs(policy, key, { cost = 1, dryrun = false, readonly = false, wa
 // it back with release(redis, key, lease), or renew it, on the same key.
 async function check(redis, policy, key, opts = {}) {
   const [command, ...args] = checkArgs(policy, key, opts);
-  return parseAll(await redis.call(command, ...args));
+  return parseAll(await send(redis, key, command, args));
 }
 
 // Reading RL.POLICY GET's words back into specs: per kind, its spec function and its parameters' types;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The Node package on a real Redis Cluster: start 3 primaries with the module (scripts/lib/server.sh, each on
+# a free port of 127.0.0.1, cluster-enabled, no replicas), join them with redis-cli --cluster create, wait
+# for cluster_state:ok on each, run clients/node/test/cluster/*.test.js with an ioredis Cluster, stop every
+# node (trap), and print "node-cluster: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+fail() { echo "FAIL node-cluster: $*"; echo "node-cluster: 0 passed, 1 failed"; exit 1; }
+[ -d clients/node/node_modules ] || fail "no clients/node/node_modules (make test runs npm ci)"
+. scripts/lib/server.sh
+
+ports=() pids=() dirs=()
+stop_all() {
+    local i
+    for i in "${!ports[@]}"; do
+        SERVER_PORT=${ports[$i]} SERVER_PID=${pids[$i]} SERVER_DIR=${dirs[$i]}
+        server_stop
+    done
+}
+trap stop_all EXIT
+
+for _ in 1 2 3; do
+    server_start --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 ||
+        fail "could not start a cluster node"
+    ports+=("$SERVER_PORT") pids+=("$SERVER_PID") dirs+=("$SERVER_DIR")
+done
+nodes=()
+for p in "${ports[@]}"; do nodes+=("127.0.0.1:$p"); done
+"$REDIS_CLI" --cluster create "${nodes[@]}" --cluster-yes >"${dirs[0]}/create.log" 2>&1 ||
+    { cat "${dirs[0]}/create.log"; fail "redis-cli --cluster create"; }
+for p in "${ports[@]}"; do
+    for _ in $(seq 100); do
+        server_ask "$p" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' && break
+        sleep 0.1
+    done
+    server_ask "$p" CLUSTER INFO | grep -q '^cluster_state:ok' || fail "node $p never reached cluster_state:ok"
+done
+
+out=$(RL_CLUSTER_PORTS="${ports[*]}" node --test --test-concurrency=1 --test-reporter=tap clients/node/test/cluster/*.test.js 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -E '^(not ok|# (tests|pass|fail))' | sed 's/^not ok/FAIL node-cluster: not ok/'
+[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -n 60
+pass=$(sed -n 's/^# pass //p' <<<"$out" | tail -n 1)
+failed=$(sed -n 's/^# fail //p' <<<"$out" | tail -n 1)
+echo "node-cluster: ${pass:-0} passed, ${failed:-1} failed"
+[ $rc -eq 0 ]
