@@ -10,6 +10,7 @@ import rl, {
   problem, quotaPolicy, createLimiter, createLocalLimiter, rateLimitPlugin,
 } from 'redis-ratelimit';
 import Fastify from 'fastify';
+import type {} from 'redis-ratelimit/fastify-types';
 import type {
   AcquireResult, AllResult, AtMostResult, ClauseResult, HeldLease, LimitResult, LockInfo, Lease, StoredPolicy,
   ThrottleResult, Spec, Decision, DecisionSource, LimiterStats, LocalResult,
@@ -102,6 +103,7 @@ const guarded = rateLimit({ redis, policies: [{ name: 'default', spec: window(10
 const app = Fastify();
 await app.register(rateLimitPlugin, { redis, policies: [{ name: 'default', spec: token(10, 1, 1000) }] });
 app.get('/open', { config: { rateLimit: false } }, async (request) => request.ratelimit?.allowed);
+app.get('/light', { config: { rateLimit: { policies: [{ name: 'light', spec: window(5, 1000) }] } } }, async () => 'ok');
 
 // What must not type-check.
 // @ts-expect-error: onFailure is 'deny', 'allow' or 'local'
