@@ -513,7 +513,7 @@ def acquire(client: SyncClient, key: str, limit: int, lease_ms: int, cost: int =
     `lease_ms` from now unless released (release) or renewed (renew) first. lease_id names the lease
     (one still held is renewed, taking no more units); wait_ms waits server-side, first in first out,
     for a release or an expiry to make room. dryrun=True and readonly=True (RL.ACQUIRE_RO) only report:
-    the answer has no lease. lease() (leases.py) holds one for a `with` block, renewing it."""
+    the answer has no lease. lease() (held_lease.py) holds one for a `with` block, renewing it."""
     return run(client, acquire_call(key, limit, lease_ms, cost, lease_id, wait_ms, dryrun, readonly))
 
 
