@@ -1,6 +1,7 @@
 # clients.mk -- the client helpers and examples of issue 18 (docs/headers.md), tested by `make test`:
 #   clients/python   redis_ratelimit (redis-py) + Flask middleware   clients/python/run-tests.sh
 #                    its distribution, installed offline into venvs   clients/python/check-package.sh
+#                    on a real 3-primary Redis Cluster                clients/python/check-cluster.sh
 #   clients/node     the same for Node.js (ioredis) + Express         clients/node/run-tests.sh
 #   examples/c       a minimal hiredis program                         examples/c/run-test.sh
 #   examples/gateway two nginx gateways (Lua) on one Redis            examples/gateway/run-tests.sh
@@ -30,4 +31,4 @@ test: deps-clients
 TEST_DEPS += $(MODULE) $(C_EXAMPLE) $(NODE_MODULES_STAMP)
 TEST_PROGRAMS += clients/python/run-tests.sh clients/node/run-tests.sh examples/c/run-test.sh \
 	examples/gateway/run-tests.sh
-TEST_PROGRAMS += clients/python/check-package.sh
+TEST_PROGRAMS += clients/python/check-package.sh clients/python/check-cluster.sh
