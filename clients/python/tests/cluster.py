@@ -11,7 +11,8 @@ import sys
 import unittest
 from typing import Any, Dict, List
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import redis  # noqa: E402
 import redis.asyncio  # noqa: E402
@@ -160,6 +161,20 @@ class AsyncCluster(unittest.TestCase):
             self.run_async(body)
         finally:
             sync.close()
+
+
+class ReadmeBlock(unittest.TestCase):
+    """README.md's "```python cluster" block, as written, with RedisCluster(...) meaning this cluster."""
+
+    def test_the_cluster_block_runs(self) -> None:
+        from readme_blocks import blocks, run_block
+        code = blocks(os.path.join(os.path.dirname(HERE), "README.md"), "python cluster")
+        self.assertEqual(len(code), 1)
+        c = RedisCluster(host="127.0.0.1", port=PORT)
+        c.flushall(target_nodes=RedisCluster.PRIMARIES)
+        rl.policy_flush(c)
+        c.close()
+        run_block(code[0], {"redis.cluster.RedisCluster": lambda *a, **k: RedisCluster(host="127.0.0.1", port=PORT)})
 
 
 def main() -> int:
