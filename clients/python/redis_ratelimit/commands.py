@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Tuple
 
 from ._call import SyncClient
-from .limits import (Concurrency, Leaky, Lockout, Quota, SlidingLog, Smooth, Spec, Token, Window, acquire, block,
+from .limits import (Leaky, Lockout, Quota, SlidingLog, Smooth, Spec, Token, Window, acquire, block,
                      leases, limit, limit_all, lockinfo, release, renew, reset, throttle, unblock)
 from .stored_policy import check, policy_del, policy_flush, policy_get, policy_list, policy_set
 

@@ -5,7 +5,7 @@ The idea: the policy (`q`, `w`) depends on the spec alone; the service limit (`r
 one reply. `t` is the "effective window": the seconds within which the client can use no more than `r`,
 that is the time until more quota becomes available, computed per algorithm from the reply."""
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from .limits import Leaky, Quota, Result, SlidingLog, Spec, Token, Window
 
