@@ -2,10 +2,12 @@
 #   clients/python   redis_ratelimit (redis-py) + Flask, Starlette/   clients/python/run-tests.sh
 #                    FastAPI, Django; its failure modes against a    clients/python/run-resilience-tests.sh
 #                    server the tests stop, pause and restart
+#                    its distribution, installed offline into venvs  clients/python/check-package.sh
+#                    on a real 3-primary Redis Cluster               clients/python/check-cluster.sh
 #   clients/node     the same for Node.js (ioredis) + Express         clients/node/run-tests.sh
 #                    + Fastify; its failure modes against a server     clients/node/run-resilience.sh
 #                    the tests stop, pause and restart (issue 29)
-#                    ... on a 3-primary Redis Cluster                 clients/node/run-cluster-tests.sh
+#                    on a real 3-primary Redis Cluster                clients/node/run-cluster-tests.sh
 #   examples/c       a minimal hiredis program                         examples/c/run-test.sh
 #   examples/gateway two nginx gateways (Lua) on one Redis            examples/gateway/run-tests.sh
 # Each runs against a real redis-server with the module and prints "name: N passed, N failed". Their
@@ -37,5 +39,5 @@ test: deps-clients
 TEST_DEPS += $(MODULE) $(C_EXAMPLE) $(NODE_MODULES_STAMP)
 TEST_PROGRAMS += clients/python/run-tests.sh clients/node/run-tests.sh examples/c/run-test.sh \
 	examples/gateway/run-tests.sh
-TEST_PROGRAMS += clients/python/run-resilience-tests.sh clients/node/run-resilience.sh \
-	clients/node/run-cluster-tests.sh
+TEST_PROGRAMS += clients/python/run-resilience-tests.sh clients/python/check-package.sh \
+	clients/python/check-cluster.sh clients/node/run-resilience.sh clients/node/run-cluster-tests.sh

@@ -5,9 +5,9 @@ The idea: the policy (`q`, `w`) depends on the spec alone; the service limit (`r
 one reply. `t` is the "effective window": the seconds within which the client can use no more than `r`,
 that is the time until more quota becomes available, computed per algorithm from the reply."""
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
-from .limits import Leaky, Quota, Result, SlidingLog, Token, Window
+from .limits import Leaky, Quota, Result, SlidingLog, Spec, Token, Window
 
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 
@@ -32,7 +32,7 @@ def sf_string(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def quota_policy(spec) -> Tuple[int, int]:
+def quota_policy(spec: Spec) -> Tuple[int, int]:
     """(q, w): the quota and its window in whole seconds (at least 1). A bucket's window is the time to
     refill (drain) it completely; a window limiter's is its window; a quota's its calendar period (a
     month as 30 days)."""
@@ -54,7 +54,7 @@ def quota_policy(spec) -> Tuple[int, int]:
     raise TypeError(f"not a limiter spec: {spec!r}")
 
 
-def next_quota_ms(spec, res: Result) -> Optional[int]:
+def next_quota_ms(spec: Spec, res: Result) -> Optional[int]:
     """Milliseconds until this limiter has more quota than `res.remaining`; None when it is full (no
     more can come). Buckets: until the next whole unit refills (drains); a fixed window or a calendar
     quota: until it ends; a sliding window or log: until it is fully restored (reset_after_ms), an upper
@@ -72,12 +72,12 @@ def next_quota_ms(spec, res: Result) -> Optional[int]:
     return res.reset_after_ms if res.reset_after_ms > 0 else None
 
 
-def policy_item(name: str, spec) -> str:
+def policy_item(name: str, spec: Spec) -> str:
     q, w = quota_policy(spec)
     return f"{sf_string(name)};q={q};w={w}"
 
 
-def service_item(name: str, spec, res: Result, cap_ms: Optional[int] = None) -> str:
+def service_item(name: str, spec: Spec, res: Result, cap_ms: Optional[int] = None) -> str:
     """One RateLimit item. cap_ms (a 429's retry) caps `t`, so that Retry-After never names a point
     before the end of the effective window."""
     item = f"{sf_string(name)};r={max(res.remaining, 0)}"
@@ -87,8 +87,8 @@ def service_item(name: str, spec, res: Result, cap_ms: Optional[int] = None) -> 
     return item if t_ms is None else f"{item};t={seconds_up(t_ms)}"
 
 
-def rate_limit_headers(items: Sequence[Tuple[str, object, Result]], allowed: bool,
-                       retry_after_ms: int) -> dict:
+def rate_limit_headers(items: Sequence[Tuple[str, Any, Result]], allowed: bool,
+                       retry_after_ms: int) -> Dict[str, str]:
     """The response headers for one decision over (policy name, spec, result) items. On a denial,
     Retry-After is retry_after_ms rounded up to seconds (absent when the request can never be
     admitted: -1)."""
@@ -102,7 +102,7 @@ def rate_limit_headers(items: Sequence[Tuple[str, object, Result]], allowed: boo
     return headers
 
 
-def problem(violated: Sequence[str]) -> dict:
+def problem(violated: Sequence[str]) -> Dict[str, Any]:
     """The draft's quota-exceeded problem details (RFC 9457) for a 429 body."""
     return {"type": PROBLEM_TYPE, "title": "Request cannot be satisfied as assigned quota has been exceeded",
             "status": 429, "violated-policies": list(violated)}
