@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .headers import problem, rate_limit_headers
-from .limits import AllResult, Concurrency, Result, Smooth, all_args, command_args, parse_all, parse_result
+from .limits import (AllResult, Concurrency, Result, Smooth, Spec, all_args, command_args, parse_all,
+                     parse_result)
 
 # Where a decision came from (Decision.source).
 FROM_REDIS, FROM_LOCAL, FROM_CACHE, FROM_FAILURE = "redis", "local", "cache", "failure"
@@ -30,7 +31,7 @@ class Policy:
     Smooth: it reserves, and its wait_ms says how long to hold the request, which the middleware never
     does (and the headers have no mapping for a reservation: docs/headers.md); call limit() and wait."""
     name: str
-    spec: object
+    spec: Spec
 
     def __post_init__(self) -> None:
         if isinstance(self.spec, Concurrency):
@@ -40,7 +41,7 @@ class Policy:
                             "(use limit() and honour wait_ms)")
 
 
-Item = Tuple[str, object, Result]
+Item = Tuple[str, Spec, Result]
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def redis_key(prefix: str, client_key: str, policy: Policy) -> str:
     return f"{prefix}{{{client_key}}}:{policy.name}"
 
 
-def policy_keys(policies: Sequence[Policy], client_key: str, prefix: str) -> List[Tuple[str, object]]:
+def policy_keys(policies: Sequence[Policy], client_key: str, prefix: str) -> List[Tuple[str, Spec]]:
     """(Redis key, spec) for each policy of one client key."""
     return [(redis_key(prefix, client_key, p), p.spec) for p in policies]
 
