@@ -32,23 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A base port whose six ports and their bus ports (+10000) are free, all below the kernel's ephemeral range
-# (32768 and up), where a client's socket could take one between this check and the node's bind.
-pick_base() {
-    local b p
-    for _ in $(seq 50); do
-        b=$((20000 + RANDOM % 2700))
-        for p in $(seq "$b" $((b + 5))) $(seq $((b + 10000)) $((b + 10005))); do
-            if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue 2; fi
-        done
-        echo "$b"
-        return 0
-    done
-    return 1
-}
-
 for run in $(seq "$runs"); do
-    base=$(pick_base) || { echo "cluster-promotion: no free ports" >&2; exit 1; }
+    base=$(server_pick_cluster_base) || { echo "cluster-promotion: no free ports" >&2; exit 1; }
     scripts/cluster.sh start "$base" >/dev/null
     primary="" replica=""
     for p in $(seq "$base" $((base + 5))); do

@@ -5,6 +5,8 @@
 # node (trap), and print "node-cluster: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=clients/node/tap-run.sh
+. clients/node/tap-run.sh
 fail() { echo "FAIL node-cluster: $*"; echo "node-cluster: 0 passed, 1 failed"; exit 1; }
 [ -d clients/node/node_modules ] || fail "no clients/node/node_modules (make test runs npm ci)"
 . scripts/lib/server.sh
@@ -36,11 +38,4 @@ for p in "${ports[@]}"; do
     server_ask "$p" CLUSTER INFO | grep -q '^cluster_state:ok' || fail "node $p never reached cluster_state:ok"
 done
 
-out=$(RL_CLUSTER_PORTS="${ports[*]}" node --test --test-concurrency=1 --test-reporter=tap clients/node/test/cluster/*.test.js 2>&1)
-rc=$?
-printf '%s\n' "$out" | grep -E '^(not ok|# (tests|pass|fail))' | sed 's/^not ok/FAIL node-cluster: not ok/'
-[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -n 60
-pass=$(sed -n 's/^# pass //p' <<<"$out" | tail -n 1)
-failed=$(sed -n 's/^# fail //p' <<<"$out" | tail -n 1)
-echo "node-cluster: ${pass:-0} passed, ${failed:-1} failed"
-[ $rc -eq 0 ]
+RL_CLUSTER_PORTS="${ports[*]}" tap_run node-cluster clients/node/test/cluster/*.test.js

@@ -7,6 +7,8 @@
 # Prints the project's closing line "node-resilience: N passed, N failed". Dependencies come from `npm ci`.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=clients/node/tap-run.sh
+. clients/node/tap-run.sh
 [ -d clients/node/node_modules ] || { echo "FAIL node-resilience: no clients/node/node_modules (make test runs npm ci)"; echo "node-resilience: 0 passed, 1 failed"; exit 1; }
 [ -f build/ratelimit.so ] || { echo "FAIL node-resilience: build/ratelimit.so is missing (run make)"; echo "node-resilience: 0 passed, 1 failed"; exit 1; }
 pids=$(mktemp -d "${TMPDIR:-/tmp}/rl-node-resilience-XXXXXX") || exit 2
@@ -18,12 +20,5 @@ cleanup() {
     rm -rf "$pids"
 }
 trap cleanup EXIT
-out=$(RL_RESILIENCE_PIDS=$pids RL_MODULE=$PWD/build/ratelimit.so REDIS_SERVER=${REDIS_SERVER:-redis-server} \
-    node --test --test-concurrency=1 --test-reporter=tap clients/node/test-resilience/*.test.js 2>&1)
-rc=$?
-printf '%s\n' "$out" | grep -E '^(not ok|# (tests|pass|fail))' | sed 's/^not ok/FAIL node-resilience: not ok/'
-[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -n 60
-pass=$(sed -n 's/^# pass //p' <<<"$out" | tail -n 1)
-fail=$(sed -n 's/^# fail //p' <<<"$out" | tail -n 1)
-echo "node-resilience: ${pass:-0} passed, ${fail:-1} failed"
-[ $rc -eq 0 ]
+RL_RESILIENCE_PIDS=$pids RL_MODULE=$PWD/build/ratelimit.so REDIS_SERVER=${REDIS_SERVER:-redis-server} \
+    tap_run node-resilience clients/node/test-resilience/*.test.js

@@ -6,28 +6,16 @@
 # stopped and its data removed at exit, whatever happens. Prints "python-cluster: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
 PYTHON=${RL_PYTHON:-/usr/bin/python3}
 base=""
 export RL_CLUSTER_DIR
 RL_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rl-pycluster-XXXXXX")
 trap '[ -z "$base" ] || scripts/cluster.sh stop "$base" >/dev/null 2>&1; rm -rf "$RL_CLUSTER_DIR"' EXIT
 
-# A base port whose 6 ports and their bus ports (+10000) are free, below the ephemeral range.
-free_base() {
-    local b p _
-    for _ in $(seq 50); do
-        b=$((20000 + RANDOM % 2700))
-        for p in $(seq "$b" $((b + 5))) $(seq $((b + 10000)) $((b + 10005))); do
-            if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue 2; fi
-        done
-        echo "$b"
-        return 0
-    done
-    return 1
-}
-
 for attempt in 1 2 3; do
-    base=$(free_base) || break
+    base=$(server_pick_cluster_base) || break
     scripts/cluster.sh start "$base" >"$RL_CLUSTER_DIR.log" 2>&1 && break
     scripts/cluster.sh stop "$base" >/dev/null 2>&1
     base=""

@@ -94,13 +94,14 @@ def create_app(client, policies, log: RequestLog, **options) -> flask.Flask:
     return app
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def example_arguments(description: str) -> argparse.ArgumentParser:
+    """The command line every example app takes (example_asgi.py and example_django.py too): the Redis
+    port, the app's port (0: any free one, printed), the policies, and the limiter's options."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--redis-host", default="127.0.0.1")
     ap.add_argument("--redis-port", type=int, required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--policy", action="append", required=True)
-    ap.add_argument("--log")
     ap.add_argument("--on-failure", default="deny", choices=["deny", "allow", "local"])
     # 1 s, not the package's 50 ms: the tests and the demo count exact admissions under load on small
     # machines, where a slow round trip must not turn into a 503.
@@ -108,6 +109,12 @@ def main() -> None:
     ap.add_argument("--retry-ms", type=int, default=1000)
     ap.add_argument("--no-deny-cache", action="store_true",
                     help="ask Redis on every request (a test that moves the module's clock needs it)")
+    return ap
+
+
+def main() -> None:
+    ap = example_arguments(__doc__.split("\n")[0])
+    ap.add_argument("--log")
     args = ap.parse_args()
 
     client = redis.Redis(host=args.redis_host, port=args.redis_port, max_connections=64)

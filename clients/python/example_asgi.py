@@ -9,7 +9,6 @@ the API key "blocked" on the deny-list (403). --on-failure, --timeout-ms, --retr
 go to both limiters. Prints "listening PORT" once it accepts connections (--port 0 picks a free one);
 SIGTERM stops it."""
 
-import argparse
 import os
 import socket
 import sys
@@ -21,7 +20,7 @@ import redis.asyncio  # noqa: E402
 import uvicorn  # noqa: E402
 from fastapi import Depends, FastAPI, Request  # noqa: E402
 
-from example_app import parse_policy  # noqa: E402
+from example_app import example_arguments, parse_policy  # noqa: E402
 from redis_ratelimit import Decision, Policy, Window  # noqa: E402
 from redis_ratelimit.fastapi import RateLimit, install  # noqa: E402
 from redis_ratelimit.limiter import AsyncLimiter  # noqa: E402
@@ -60,16 +59,9 @@ def create_app(client: Any, policies: Any, **options: Any) -> FastAPI:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--redis-port", type=int, required=True)
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--policy", action="append", required=True)
-    ap.add_argument("--on-failure", default="deny", choices=["deny", "allow", "local"])
-    ap.add_argument("--timeout-ms", type=int, default=1000)  # 1 s: see example_app.py
-    ap.add_argument("--retry-ms", type=int, default=1000)
-    ap.add_argument("--no-deny-cache", action="store_true")
+    ap = example_arguments((__doc__ or "").split("\n")[0])
     args = ap.parse_args()
-    client = redis.asyncio.Redis(host="127.0.0.1", port=args.redis_port)
+    client = redis.asyncio.Redis(host=args.redis_host, port=args.redis_port)
     app = create_app(client, [parse_policy(p) for p in args.policy], on_failure=args.on_failure,
                      timeout_ms=args.timeout_ms, retry_ms=args.retry_ms, deny_cache=not args.no_deny_cache)
     sock = socket.socket()

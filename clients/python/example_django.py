@@ -9,7 +9,6 @@ Every request goes through the middleware (settings.RATELIMIT, with the --policy
 limiters. Prints "listening PORT" once it accepts connections (--port 0 picks a free one); SIGTERM stops
 it."""
 
-import argparse
 import json
 import os
 import signal
@@ -55,11 +54,11 @@ def search(request: HttpRequest) -> HttpResponse:
 urlpatterns: List[Any] = []
 
 
-def configure(redis_port: int, policies: List[Policy], options: Any) -> None:
+def configure(redis_host: str, redis_port: int, policies: List[Policy], options: Any) -> None:
     settings.configure(
         DEBUG=False, ALLOWED_HOSTS=["127.0.0.1", "localhost"], ROOT_URLCONF=__name__, SECRET_KEY="example",
         MIDDLEWARE=["redis_ratelimit.django.RateLimitMiddleware"],
-        RATELIMIT={"REDIS": {"host": "127.0.0.1", "port": redis_port}, "POLICIES": policies,
+        RATELIMIT={"REDIS": {"host": redis_host, "port": redis_port}, "POLICIES": policies,
                    "ALLOW": "example_django.is_health", "DENY": "example_django.is_blocked", "OPTIONS": options})
     django.setup()
     limited_search = ratelimit([Policy("search", Window(2, 60_000, fixed=True))], prefix="rl:view:", **options)(search)
@@ -76,17 +75,10 @@ class QuietHandler(WSGIRequestHandler):
 
 
 def main() -> None:
-    from example_app import parse_policy  # the same --policy syntax as the Flask example
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--redis-port", type=int, required=True)
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--policy", action="append", required=True)
-    ap.add_argument("--on-failure", default="deny", choices=["deny", "allow", "local"])
-    ap.add_argument("--timeout-ms", type=int, default=1000)  # 1 s: see example_app.py
-    ap.add_argument("--retry-ms", type=int, default=1000)
-    ap.add_argument("--no-deny-cache", action="store_true")
+    from example_app import example_arguments, parse_policy  # the same command line as the Flask example
+    ap = example_arguments((__doc__ or "").split("\n")[0])
     args = ap.parse_args()
-    configure(args.redis_port, [parse_policy(p) for p in args.policy],
+    configure(args.redis_host, args.redis_port, [parse_policy(p) for p in args.policy],
               {"on_failure": args.on_failure, "timeout_ms": args.timeout_ms, "retry_ms": args.retry_ms,
                "deny_cache": not args.no_deny_cache})
     from django.core.wsgi import get_wsgi_application

@@ -5,4 +5,4 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 PYTHON=${RL_PYTHON:-/usr/bin/python3}
-RL_MODULE=$(realpath -- "${RL_MODULE:-build/ratelimit.so}") "$PYTHON" clients/python/resilience/run.py
+RL_MODULE=$(realpath -- "${RL_MODULE:-build/ratelimit.so}") "$PYTHON" clients/python/tests/run.py clients/python/resilience python-resilience

@@ -14,6 +14,7 @@
 #   server_probe PORT               none, redis or other: what listens on 127.0.0.1:PORT
 #   server_ask PORT ARG...          redis-cli ARG... against 127.0.0.1:PORT, given SERVER_PROBE_TIMEOUT s
 #   server_not_redis PORT           what to say of a port where server_probe found "other"
+#   server_pick_cluster_base        a base port for scripts/cluster.sh whose 6 ports and bus ports are free
 #
 # A listener that accepts connections and never answers would hang redis-cli for ever (it has no reply
 # timeout): every probe and every short command to a server runs under timeout(1) instead, for
@@ -82,6 +83,22 @@ server_pick_port() {
     port=$((20000 + RANDOM % (low - 20000)))
     [ "$(server_probe "$port")" = none ] || return 1
     echo "$port"
+}
+
+# A base port whose six ports and their cluster bus ports (+10000) are all free (scripts/cluster.sh's six
+# nodes), all below the kernel's ephemeral range (32768 and up), where a client's socket could take one
+# between this check and a node's bind. Fails after 50 tries.
+server_pick_cluster_base() {
+    local b p _
+    for _ in $(seq 50); do
+        b=$((20000 + RANDOM % 2700))
+        for p in $(seq "$b" $((b + 5))) $(seq $((b + 10000)) $((b + 10005))); do
+            if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue 2; fi
+        done
+        echo "$b"
+        return 0
+    done
+    return 1
 }
 
 server_start() {

@@ -1,4 +1,5 @@
 // Types of lib/local.js: the in-process token bucket and fixed window with the module's semantics.
+import type { LimitResult } from './limits';
 
 /** A token bucket spec as token() makes it (the fields the local limiter reads). */
 export interface LocalTokenSpec {
@@ -28,14 +29,7 @@ export interface LocalWindowSpec {
 export type LocalSpec = LocalTokenSpec | LocalWindowSpec;
 
 /** The module's six reply fields, as limit() resolves them. */
-export interface LocalResult {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  retryAfterMs: number;
-  resetAfterMs: number;
-  waitMs: number;
-}
+export type LocalResult = LimitResult;
 
 /** RL.ALL's answer, as limitAll() resolves it. */
 export interface LocalAllResult {

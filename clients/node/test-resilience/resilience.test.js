@@ -50,6 +50,17 @@ function setup({ onFailure, policies = [{ name: 'w', spec: window(3, 60000, { fi
 
 const brief = (d) => [d.source, d.allowed, d.items.map(([, , r]) => r.remaining)];
 
+// An Express app limited by `middleware` on a free port of 127.0.0.1; closed with its client after the test.
+async function serveExpress(t, client, middleware) {
+  const app = express();
+  app.use(middleware);
+  app.get('/', (req, res) => res.send('ok\n'));
+  const http = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => http.once('listening', resolve));
+  t.after(() => { http.close(); client.disconnect(); });
+  return http.address().port;
+}
+
 async function restart(client) {
   await server.start(T0);
   await reconnected(client);
@@ -122,14 +133,8 @@ test('deny: killed, every call is a failure (Express: 503); restarted, decided b
   // ioredis's defaults: while disconnected it queues commands, and only the timeout answers.
   const client = new Redis({ host: '127.0.0.1', port: server.port, retryStrategy: () => 20 }).on('error', () => {});
   const logs = [];
-  const app = express();
-  app.use(rateLimit({ redis: client, policies: [{ name: 'w', spec: window(3, 60000, { fixed: true }) }],
-    onFailure: 'deny', logger: { warn: (m) => logs.push(m) } }));
-  app.get('/', (req, res) => res.send('ok\n'));
-  const http = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => http.once('listening', resolve));
-  t.after(() => { http.close(); client.disconnect(); });
-  const port = http.address().port;
+  const port = await serveExpress(t, client, rateLimit({ redis: client,
+    policies: [{ name: 'w', spec: window(3, 60000, { fixed: true }) }], onFailure: 'deny', logger: { warn: (m) => logs.push(m) } }));
   await reconnected(client);
   assert.equal((await get(port)).status, 200);
   await server.kill();
@@ -145,13 +150,8 @@ test('deny: killed, every call is a failure (Express: 503); restarted, decided b
 
 test('allow: stopped, requests go through without headers; restarted, limited again', async (t) => {
   const client = appClient();
-  const app = express();
-  app.use(rateLimit({ redis: client, policies: [{ name: 'w', spec: window(1, 60000, { fixed: true }) }], onFailure: 'allow' }));
-  app.get('/', (req, res) => res.send('ok\n'));
-  const http = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => http.once('listening', resolve));
-  t.after(() => { http.close(); client.disconnect(); });
-  const port = http.address().port;
+  const port = await serveExpress(t, client, rateLimit({ redis: client,
+    policies: [{ name: 'w', spec: window(1, 60000, { fixed: true }) }], onFailure: 'allow' }));
   await reconnected(client);
   await server.shutdown();
   for (let i = 0; i < 3; i++) {
@@ -165,16 +165,10 @@ test('allow: stopped, requests go through without headers; restarted, limited ag
 
 test('local through Express: stopped, 200 then 429 with the local limiter\'s headers; restarted, Redis\'s', async (t) => {
   const client = appClient();
-  const app = express();
   const clock = { ms: T0 };
   const middleware = rateLimit({ redis: client, policies: [{ name: 'w', spec: window(2, 60000, { fixed: true }) }],
     onFailure: 'local', now: () => clock.ms, logger: null });
-  app.use(middleware);
-  app.get('/', (req, res) => res.send('ok\n'));
-  const http = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => http.once('listening', resolve));
-  t.after(() => { http.close(); client.disconnect(); });
-  const port = http.address().port;
+  const port = await serveExpress(t, client, middleware);
   await reconnected(client);
   await server.shutdown();
   const first = await get(port, { apiKey: 'frank' });

@@ -5,6 +5,7 @@
 // values and admitted counts exactly and never depend on timing.
 'use strict';
 
+const assert = require('node:assert/strict');
 const http = require('node:http');
 const { setTimeout: sleep } = require('node:timers/promises');
 const Redis = require('ioredis');
@@ -59,4 +60,14 @@ async function getMany(ports, perPort, parallel = 4) {
   return out;
 }
 
-module.exports = { PORT, T0, client, fresh, waitBlocked, get, getMany };
+// A 429 as the middlewares answer it: Retry-After, the RateLimit header, and a problem+json body naming
+// the policies that denied.
+function assertTooMany(res, { retryAfter, ratelimit, violated }) {
+  assert.equal(res.status, 429);
+  assert.equal(res.headers['retry-after'], retryAfter);
+  assert.equal(res.headers.ratelimit, ratelimit);
+  assert.match(res.headers['content-type'], /^application\/problem\+json/);
+  assert.deepEqual(JSON.parse(res.body)['violated-policies'], violated);
+}
+
+module.exports = { PORT, T0, client, fresh, waitBlocked, get, getMany, assertTooMany };

@@ -22,6 +22,7 @@ from redis.exceptions import RedisClusterException  # noqa: E402
 import redis_ratelimit as rl  # noqa: E402
 import redis_ratelimit.asyncio as aio  # noqa: E402
 from redis_ratelimit import Concurrency, StoredPolicy, Token, Window  # noqa: E402
+from run import report  # noqa: E402
 
 PORT = int(os.environ.get("RL_CLUSTER_PORT", "0"))
 POLICY = [("burst", Token(10, 10, 1000)), ("hour", Window(100, 3_600_000))]
@@ -182,13 +183,7 @@ def main() -> int:
         print("FAIL python-cluster: RL_CLUSTER_PORT is not set (run clients/python/check-cluster.sh)")
         print("python-cluster: 0 passed, 1 failed")
         return 1
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=1, stream=sys.stdout).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.skipped)
-    for test, _ in result.failures + result.errors + result.skipped:
-        print(f"FAIL python-cluster: {test.id()}")
-    print(f"python-cluster: {result.testsRun - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return report(unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__]), "python-cluster")
 
 
 if __name__ == "__main__":
