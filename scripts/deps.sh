@@ -24,10 +24,11 @@ test=(libhiredis-dev clang libclang-rt-dev valgrind docker-compose gnuplot-nox d
 # (mk/demo.mk: `scripts/deps.sh demo`). Node.js and npm come from Debian only when the machine has no npm.
 # The Python package is built with Debian's setuptools and wheel (python3-build, offline), installed into a
 # venv (python3-venv, python3-pip), checked by mypy, and tested under Flask, Starlette/FastAPI (served by
-# uvicorn, called with httpx) and Django; lintian checks the module's .deb (`make deb`).
+# uvicorn, called with httpx) and Django; lintian checks the module's .deb (`make deb`). python3-limits and
+# python3-flask-limiter: the adapter that lets Flask-Limiter and `limits` use the module (docs/migrating.md).
 clients=(nginx libnginx-mod-http-lua python3 python3-flask python3-redis python3-setuptools python3-wheel
     python3-build python3-venv python3-pip python3-mypy python3-starlette python3-fastapi python3-uvicorn
-    python3-httpx python3-django lintian)
+    python3-httpx python3-django lintian python3-limits python3-flask-limiter)
 # `make deb` (mk/deb.mk): building the module, then dpkg-shlibdeps (dpkg-dev), strip (binutils), and
 # lintian for `make deb-lint` and tests/check-deb.sh.
 deb=("${runtime[@]}" dpkg-dev binutils lintian)
