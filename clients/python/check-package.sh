@@ -58,9 +58,9 @@ wheel=$(ls "$work"/dist/redis_ratelimit-1.5.0-py3-none-any.whl 2>/dev/null)
 sdist=$(ls "$work"/dist/redis-ratelimit-1.5.0.tar.gz 2>/dev/null)
 check "python3 -m build makes the wheel" test -n "$wheel"
 check "python3 -m build makes the sdist" test -n "$sdist"
-modules=$(cd clients/python && ls redis_ratelimit/*.py redis_ratelimit/py.typed | sort)
+modules=$(cd clients/python && ls redis_ratelimit/*.py redis_ratelimit/*/*.py redis_ratelimit/py.typed | sort)
 in_wheel=$("$python" -c 'import sys, zipfile; print("\n".join(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if n.startswith("redis_ratelimit/"))))' "$wheel" 2>/dev/null)
-in_sdist=$(tar tzf "$sdist" 2>/dev/null | sed -n 's|^redis-ratelimit-1.5.0/||p' | grep '^redis_ratelimit/.' | sort)
+in_sdist=$(tar tzf "$sdist" 2>/dev/null | sed -n 's|^redis-ratelimit-1.5.0/||p' | grep '^redis_ratelimit/.' | grep -v '/$' | sort)   # files, not the folders' entries
 check_eq "the wheel carries every module and py.typed" "$modules" "$in_wheel"
 check_eq "the sdist carries every module and py.typed" "$modules" "$in_sdist"
 check "the sdist carries the build backend" grep -qx "redis-ratelimit-1.5.0/build_backend/offline_setuptools.py" <(tar tzf "$sdist")

@@ -40,7 +40,7 @@ class Typing(unittest.TestCase):
     def test_the_package_is_strictly_typed(self) -> None:
         out = self.mypy("-p", "redis_ratelimit")
         self.assertEqual((out.returncode, out.stdout.splitlines()[-1:]), (0, ["Success: no issues found in "
-                         f"{len([f for f in os.listdir(os.path.join(PROJECT, 'redis_ratelimit')) if f.endswith('.py')])}"
+                         f"{sum(f.endswith('.py') for _, _, files in os.walk(os.path.join(PROJECT, 'redis_ratelimit')) for f in files)}"
                          " source files"]), out.stdout + out.stderr)
 
     def test_misuse_is_caught(self) -> None:
