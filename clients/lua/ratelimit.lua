@@ -12,7 +12,7 @@
 -- Call:  EVALSHA sha numkeys key [key ...] command now_ms arg [arg ...]
 --   command  RL.TOKEN, RL.LEAKY, RL.WINDOW, RL.SLIDINGLOG (numkeys 1), their _RO forms (a DRYRUN), or
 --            RL.ALL / RL.ALL_RO (numkeys = the limits, as the module's numkeys)
---   now_ms   "" for the server's clock (TIME, rounded down to the ms); a whole number of ms only for
+--   now_ms   "" (or the word TIME) for the server's clock (TIME, rounded down to the ms); a whole number of ms only for
 --            tests, which follow the module's frozen test clock (RL.CLOCK) with it
 --   args     the module command's arguments after its key(s): parameters, COST n, DRYRUN, and the mode
 --            options NODELAY, FIXED, SLIDING, MINGAP ms. Any other option of the module is refused, named.
@@ -339,7 +339,7 @@ local PREPARE = {TOKEN = token_prepare, LEAKY = leaky_prepare, WINDOW = window_p
 -- --- the commands ---------------------------------------------------------------------------------------
 
 local function clock(arg)
-  if arg ~= nil and arg ~= '' then
+  if arg ~= nil and arg ~= '' and arg ~= 'TIME' then
     TTL_EXTRA = 3600000
     return int_arg(arg, 'now_ms', 0, 2 ^ 46)
   end
