@@ -22,5 +22,6 @@ __version__ = "1.5.0"
 __all__ = ["AcquireResult", "AllResult", "AtMostResult", "Concurrency", "Decision", "HeldLease", "Lease",
            "LeaseDenied", "Leaky", "LockInfo", "Lockout", "Policy", "Quota", "Result", "SlidingLog", "Smooth", "Spec",
            "ThrottleResult", "Token", "Window", "StoredPolicy", "acquire", "block", "check", "check_request", "lease",
-           "leases", "limit", "limit_all", "ModeClient", "with_mode", "lockinfo", "policy_del", "policy_flush", "policy_get", "policy_list",
+           "leases", "limit", "limit_all", "lockinfo", "policy_del", "policy_flush", "policy_get", "policy_list",
            "policy_set", "rate_limit_headers", "release", "renew", "reset", "throttle", "unblock"]
+__all__ += ["ModeClient", "with_mode"]  # the Lua mode (lua_mode.py)

@@ -1,6 +1,7 @@
 """The Lua mode: the limiters without the module on the server (managed Redis and Valkey services, where
 MODULE LOAD is not allowed). `with_mode(client, "auto" | "module" | "lua")` wraps a redis.Redis; every
-call of the package takes the wrapper in place of the client (`limit(with_mode(r), key, Token(...))`).
+call of the package takes the wrapper in place of the client (`limit(with_mode(r), key, Token(...))`);
+redis_ratelimit.asyncio.with_mode does the same for a redis.asyncio.Redis (AsyncModeClient).
 
 The idea: the module's commands and the script take the same arguments after their keys and answer the
 same replies, so the wrapper only rewrites the words of a call: `RL.TOKEN key args` becomes `EVALSHA sha 1
@@ -57,16 +58,20 @@ def is_noscript(error: ResponseError) -> bool:
     return isinstance(error, NoScriptError) or str(error).startswith("NOSCRIPT")
 
 
-class ModeClient:
-    """A redis.Redis (or anything with execute_command) whose limiter calls go to the module or to the
-    script, by mode. Other commands pass through. `test_now_ms`, None in use, is the time a test makes
-    the script decide at (its equality tests follow the module's frozen clock with it)."""
+class _Mode:
+    """What both wrappers hold: the client, the mode, whether the script runs (None: not asked yet)."""
 
     def __init__(self, client: Any, mode: str = "auto") -> None:
         self.client = client
         self.mode = check_mode(mode)
         self._lua: Optional[bool] = None if mode == "auto" else mode == "lua"
         self.test_now_ms: Optional[int] = None
+
+
+class ModeClient(_Mode):
+    """A redis.Redis (or anything with execute_command) whose limiter calls go to the module or to the
+    script, by mode. Other commands pass through. `test_now_ms`, None in use, is the time a test makes
+    the script decide at (its equality tests follow the module's frozen clock with it)."""
 
     def uses_lua(self) -> bool:
         """Whether calls run as the script: asked of the server once, in auto mode."""
@@ -85,6 +90,27 @@ class ModeClient:
                 raise
             self.client.execute_command("SCRIPT", "LOAD", SCRIPT)
             return self.client.execute_command(*words)
+
+
+class AsyncModeClient(_Mode):
+    """ModeClient for redis.asyncio.Redis: the same words, awaited."""
+
+    async def uses_lua(self) -> bool:
+        if self._lua is None:
+            self._lua = int(await self.client.execute_command(*DETECT)) == 0
+        return self._lua
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        if not await self.uses_lua():
+            return await self.client.execute_command(*args, **options)
+        words = script_args(args, self.test_now_ms)
+        try:
+            return await self.client.execute_command(*words)
+        except ResponseError as error:
+            if not is_noscript(error):
+                raise
+            await self.client.execute_command("SCRIPT", "LOAD", SCRIPT)
+            return await self.client.execute_command(*words)
 
 
 def with_mode(client: Any, mode: str = "auto") -> ModeClient:

@@ -168,6 +168,31 @@ class LuaModeTest(RedisCase):
             self.lua.execute_command("RL.SMOOTH", "k", 5)
         self.assertEqual(self.p.keys("*"), [])  # nothing written by any of them
 
+    def test_asyncio_takes_the_same_words(self):
+        import asyncio
+        import redis.asyncio
+        import redis_ratelimit.asyncio as aio
+
+        async def body():
+            ar = redis.asyncio.Redis(host="127.0.0.1", port=self.plain.port)
+            try:
+                self.assertTrue(await aio.with_mode(ar).uses_lua())
+                lua = aio.with_mode(ar, "lua")
+                lua.test_now_ms = 2_000_000
+                await ar.script_flush()
+                first = await aio.limit(lua, "a", Token(3, 1, 1000), cost=2)
+                both = await aio.limit_all(lua, [("a", Token(3, 1, 1000)), ("b", Window(1, 1000))], cost=2)
+                return first, both
+            finally:
+                await ar.aclose() if hasattr(ar, "aclose") else await ar.close()
+
+        first, both = asyncio.run(body())
+        self.set_clock(2_000_000)
+        self.assertEqual(result_fields(first), result_fields(limit(self.r, "a", Token(3, 1, 1000), cost=2)))
+        self.assertEqual(result_fields(both), result_fields(
+            limit_all(self.r, [("a", Token(3, 1, 1000)), ("b", Window(1, 1000))], cost=2)))
+        self.assertFalse(both.allowed)
+
     def run_trace(self, seed: int, calls: int) -> int:
         """One generated trace on both servers; returns the number of fields compared."""
         rng = random.Random(seed)
