@@ -10,3 +10,4 @@ export * from './lib/fastify';
 export * from './lib/lease';
 export * from './lib/commands';
 export * from './lib/adapters/express-rate-limit';
+export * from './lib/lua-mode';

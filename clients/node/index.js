@@ -3,7 +3,8 @@
 // (lib/headers.js), the request core of the middlewares with its timeout, failure modes and cache of
 // denials (lib/limiter.js, lib/local.js: the in-process limiters), the Express and Fastify middlewares
 // (lib/express.js, lib/fastify.js), leases held for a block of work (lib/lease.js) and the package's table
-// of the module's commands (lib/commands.js). index.mjs is the ES module entry,
+// of the module's commands (lib/commands.js), and the Lua mode for servers without the module
+// (lib/lua-mode.js). index.mjs is the ES module entry,
 // index.d.ts the TypeScript declarations.
 'use strict';
 
@@ -18,4 +19,5 @@ module.exports = {
   ...require('./lib/lease'),
   ...require('./lib/commands'),
   ...require('./lib/adapters/express-rate-limit'),
+  ...require('./lib/lua-mode'),
 };

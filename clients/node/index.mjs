@@ -21,3 +21,4 @@ export const { rateLimitPlugin } = cjs;
 export const { lease, withLease, LeaseDeniedError, HeldLease } = cjs;
 export const { COMMAND_TABLE, EXCLUDED_COMMANDS } = cjs;
 export const { ExpressRateLimitStore } = cjs;
+export const { withMode, ModeClient, LUA_SCRIPT, LUA_SHA } = cjs;

@@ -5,7 +5,8 @@
 #   1. a fresh venv (--system-site-packages: it sees python3-redis), `pip install --no-index
 #      ./clients/python`, then from another directory: import redis_ratelimit, one call to the server;
 #   2. `python3 -m build --no-isolation --sdist --wheel` into a temp dir: both artifacts carry
-#      redis_ratelimit/py.typed and every module of the source tree (the sdist also the build backend);
+#      redis_ratelimit/py.typed, the Lua mode's ratelimit.lua and every module of the source tree (the sdist
+#      also the build backend);
 #      the wheel installed into a second venv and used the same way; the source tree is left as it was.
 # pip never reaches an index (--no-index); the venvs, the artifacts and the server are removed at exit.
 # Prints "python-package: N passed, N failed".
@@ -58,11 +59,11 @@ wheel=$(ls "$work"/dist/redis_ratelimit-1.5.0-py3-none-any.whl 2>/dev/null)
 sdist=$(ls "$work"/dist/redis-ratelimit-1.5.0.tar.gz 2>/dev/null)
 check "python3 -m build makes the wheel" test -n "$wheel"
 check "python3 -m build makes the sdist" test -n "$sdist"
-modules=$(cd clients/python && ls redis_ratelimit/*.py redis_ratelimit/*/*.py redis_ratelimit/py.typed | sort)
+modules=$(cd clients/python && ls redis_ratelimit/*.py redis_ratelimit/*/*.py redis_ratelimit/py.typed redis_ratelimit/ratelimit.lua | sort)
 in_wheel=$("$python" -c 'import sys, zipfile; print("\n".join(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if n.startswith("redis_ratelimit/"))))' "$wheel" 2>/dev/null)
 in_sdist=$(tar tzf "$sdist" 2>/dev/null | sed -n 's|^redis-ratelimit-1.5.0/||p' | grep '^redis_ratelimit/.' | grep -v '/$' | sort)   # files, not the folders' entries
-check_eq "the wheel carries every module and py.typed" "$modules" "$in_wheel"
-check_eq "the sdist carries every module and py.typed" "$modules" "$in_sdist"
+check_eq "the wheel carries every module, py.typed and ratelimit.lua" "$modules" "$in_wheel"
+check_eq "the sdist carries every module, py.typed and ratelimit.lua" "$modules" "$in_sdist"
 check "the sdist carries the build backend" grep -qx "redis-ratelimit-1.5.0/build_backend/offline_setuptools.py" <(tar tzf "$sdist")
 metadata=$("$python" -c 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("redis_ratelimit-1.5.0.dist-info/METADATA").decode())' "$wheel" 2>/dev/null)
 check "the wheel's metadata requires redis>=4.3" grep -qx "Requires-Dist: redis (>=4.3)" <<<"$metadata"

@@ -103,7 +103,7 @@ report_throughput() {
         fi
         name=$label
         case "$role" in
-        base | calib) ;;
+        base | calib | luamode) ;;
         floor) name="floor module (\`FLOOR.CALL\`)" ;;
         *) name="\`${label% (bench-multi)}\`" ;;
         esac
@@ -122,6 +122,25 @@ report_inserver() {
     while IFS=$'\t' read -r id label _ _ _ p _; do
         [ "$p" = 1 ] || continue
         echo "| $label | $(get "$id" 1 usec_per_call) | $(fmt2 "$(get "$id" 1 usec_vs_incr)") | $(fmt2 "$(get "$id" 1 usec_vs_floor)") | $(get "$id" "$PIPE" usec_per_call) | $(fmt2 "$(get "$id" "$PIPE" usec_vs_incr)") | $(fmt2 "$(get "$id" "$PIPE" usec_vs_floor)") |"
+    done < <(tail -n +2 "$summary")
+}
+
+# The client packages' Lua mode (clients/lua/ratelimit.lua, role luamode) beside the module's row of its group:
+# what loading the module gains, as ratios measured in the same run by the same tool.
+rl_of() { awk -F'\t' -v g="$1" -v p="$2" '$4 == g && $5 == "rl" && $6 == p { print $1; exit }' "$summary"; }
+report_luamode() {
+    local id label group role p mod
+    echo "The Lua mode (the client packages' mode=\"lua\", for servers without the module) beside the module: the"
+    echo "same limiter and arguments, each module figure over the script's (throughput: how many times faster the"
+    echo "module is; in-server time: how many times less of it the module takes):"
+    echo
+    echo "| limiter | module req/s | script req/s | module / script | module req/s -P $PIPE | script req/s -P $PIPE | module / script -P $PIPE | in-server time -P $PIPE: script / module |"
+    echo "|---|---|---|---|---|---|---|---|"
+    while IFS=$'\t' read -r id label _ group role p _; do
+        [ "$p" = 1 ] && [ "$role" = luamode ] || continue
+        mod=$(rl_of "$group" 1)
+        [ -n "$mod" ] || continue
+        echo "| \`RL.$group\` | $(krps "$mod" 1) | $(krps "$id" 1) | **$(fmt2 "$(ratio "$(get "$mod" 1 rps)" "$(get "$id" 1 rps)")")x** | $(krps "$mod" "$PIPE") | $(krps "$id" "$PIPE") | **$(fmt2 "$(ratio "$(get "$mod" "$PIPE" rps)" "$(get "$id" "$PIPE" rps)")")x** | $(fmt2 "$(ratio "$(get "$id" "$PIPE" usec_per_call)" "$(get "$mod" "$PIPE" usec_per_call)")")x |"
     done < <(tail -n +2 "$summary")
 }
 
@@ -207,6 +226,8 @@ write_results() {
     report_throughput
     echo
     report_inserver
+    echo
+    report_luamode
     if [ -f "$OUT/memory.tsv" ]; then echo; report_memory; fi
     if [ -f "$OUT/micro.tsv" ]; then echo; report_micro; fi
     echo

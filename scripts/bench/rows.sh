@@ -5,7 +5,8 @@
 # per limiter and mode, and RL.ALL's), so a new limiter gets its rows with no edit here. Written here are
 # the rows that are not the module's commands, or not with the table's values: the calibration rows
 # (INCR, the floor module's FLOOR.CALL, one ZADD of a log entry), the baselines (the Lua scripts of
-# scripts/bench/baselines/, ClassDojo's MULTI), CL.THROTTLE (redis-cell's arguments), and RL.ACQUIRE and
+# scripts/bench/baselines/, ClassDojo's MULTI), the client packages' Lua mode (clients/lua/ratelimit.lua, role
+# luamode: the same limiter and arguments as the module's row of its group, as the script), CL.THROTTLE (redis-cell's arguments), and RL.ACQUIRE and
 # RL.RELEASE (a lease taken and given back: one workload, each row the in-server time of one command).
 # What the generated rows need on the server is set here too (limiter-rows.py --setup: RL.CHECK's policies).
 #
@@ -52,6 +53,7 @@ SHA_TOKEN=$(load_script token_bucket)
 SHA_GCRA=$(load_script gcra)
 SHA_FIXED=$(load_script fixed_window)
 SHA_SLIDING=$(load_script sliding_window)
+SHA_MODE=$(server_cli SCRIPT LOAD "$(cat clients/lua/ratelimit.lua)")
 R=__rand_int__
 # The concurrency limit: 10 slots, leases of a minute, each taken and given back (bench-multi's lease
 # workload). Every pool the rows use is half in use, as a busy pool is: each key holds 5 leases of a day
@@ -76,6 +78,18 @@ others_rb=(
     "lua_fixed|Lua fixed window (INCR+PEXPIREAT)|rb|evalsha|WINDOW FIXED|base|EVALSHA $SHA_FIXED 1 b:lfix:$R $LIMIT $PERIOD"
     "lua_sliding|Lua sliding-window counter|rb|evalsha|WINDOW SLIDING|base|EVALSHA $SHA_SLIDING 1 b:lsli:$R $LIMIT $PERIOD"
 )
+# The Lua mode: EVALSHA sha numkeys keys COMMAND TIME args (TIME: the server's clock), the module row's words.
+M="EVALSHA $SHA_MODE"
+W="$LIMIT $PERIOD"
+others_rb+=(
+    "luamode_token|Lua mode: RL.TOKEN|rb|evalsha|TOKEN|luamode|$M 1 b:mtok:$R RL.TOKEN TIME $Q"
+    "luamode_leaky|Lua mode: RL.LEAKY|rb|evalsha|LEAKY|luamode|$M 1 b:mlea:$R RL.LEAKY TIME $Q"
+    "luamode_leaky_nodelay|Lua mode: RL.LEAKY NODELAY|rb|evalsha|LEAKY NODELAY|luamode|$M 1 b:mlen:$R RL.LEAKY TIME $Q NODELAY"
+    "luamode_window_fixed|Lua mode: RL.WINDOW FIXED|rb|evalsha|WINDOW FIXED|luamode|$M 1 b:mwif:$R RL.WINDOW TIME $W FIXED"
+    "luamode_window_sliding|Lua mode: RL.WINDOW SLIDING|rb|evalsha|WINDOW SLIDING|luamode|$M 1 b:mwis:$R RL.WINDOW TIME $W SLIDING"
+    "luamode_all_2|Lua mode: RL.ALL TOKEN+WINDOW|rb|evalsha|ALL TOKEN+WINDOW|luamode|$M 2 b:mal2:0:$R b:mal2:1:$R RL.ALL TIME LIMIT TOKEN $Q LIMIT WINDOW $W"
+    "luamode_all_3|Lua mode: RL.ALL TOKEN+LEAKY+WINDOW|rb|evalsha|ALL TOKEN+LEAKY+WINDOW|luamode|$M 3 b:mal3:0:$R b:mal3:1:$R b:mal3:2:$R RL.ALL TIME LIMIT TOKEN $Q LIMIT LEAKY $Q LIMIT WINDOW $W"
+)
 calibration_bm=(
     "incr_bm|INCR (bench-multi)|bm|incr|INCR (bench-multi)|incr|cmd INCR b:incm:$R"
     "floor_bm|FLOOR.CALL (bench-multi)|bm|floor.call|FLOOR (bench-multi)|floor|cmd FLOOR.CALL b:flm:$R $LIMIT $PERIOD"
@@ -85,6 +99,7 @@ others_bm=(
     "classdojo|ClassDojo MULTI/EXEC|bm|exec,multi|SLIDINGLOG|base|classdojo b:dojo: $LIMIT $PERIOD"
     "acquire|RL.ACQUIRE $LEASE_LIMIT $LEASE_MS (then RL.RELEASE)|bm|rl.acquire|ACQUIRE|rl|lease b:lacq: $LEASE_LIMIT $LEASE_MS"
     "release|RL.RELEASE (after RL.ACQUIRE $LEASE_LIMIT $LEASE_MS)|bm|rl.release|RELEASE|rl|lease b:lrel: $LEASE_LIMIT $LEASE_MS"
+    "luamode_slidinglog|Lua mode: RL.SLIDINGLOG (bench-multi)|bm|evalsha|SLIDINGLOG|luamode|cmd $M 1 b:mlog:$R RL.SLIDINGLOG TIME $W"
 )
 
 # The lease rows' pools: every key the rows may pick (random numbers below the run's key count) with its

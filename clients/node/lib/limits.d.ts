@@ -4,7 +4,7 @@
 import type { Cluster, Redis } from 'ioredis';
 
 /** An ioredis client or Cluster (each call is routed to its key's node). */
-export type RedisClient = Redis | Cluster;
+export type RedisClient = Redis | Cluster | import('./lua-mode').ModeClient;
 /** A Redis key, sent as its bytes. */
 export type RedisKey = string | Buffer;
 /** RL.SMOOTH's decimals: sent as plain digits, never an exponent; a string as given. */

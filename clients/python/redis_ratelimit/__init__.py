@@ -12,6 +12,7 @@ from .held_lease import HeldLease, LeaseDenied, lease
 from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease, Leaky, LockInfo, Lockout, Quota,
                      Result, SlidingLog, Smooth, Spec, ThrottleResult, Token, Window, acquire, block, leases, limit,
                      limit_all, lockinfo, release, renew, reset, throttle, unblock)
+from .lua_mode import ModeClient, with_mode
 from .policy import Decision, Policy, check_request
 from .stored_policy import (StoredPolicy, check, policy_del, policy_flush, policy_get, policy_list,
                             policy_set)
@@ -23,3 +24,4 @@ __all__ = ["AcquireResult", "AllResult", "AtMostResult", "Concurrency", "Decisio
            "ThrottleResult", "Token", "Window", "StoredPolicy", "acquire", "block", "check", "check_request", "lease",
            "leases", "limit", "limit_all", "lockinfo", "policy_del", "policy_flush", "policy_get", "policy_list",
            "policy_set", "rate_limit_headers", "release", "renew", "reset", "throttle", "unblock"]
+__all__ += ["ModeClient", "with_mode"]  # the Lua mode (lua_mode.py)

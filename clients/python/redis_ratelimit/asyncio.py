@@ -15,6 +15,7 @@ from typing import Any, Awaitable, List, Optional, Protocol, Sequence, Tuple, Ty
 from redis.asyncio.cluster import RedisCluster
 
 from ._call import Call, merged, route
+from .lua_mode import AsyncModeClient
 from .held_lease import HeldLease, LeaseDenied, held_or_denied, renew_every_s, renewed
 from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease, LeaseId, Leaky, LockInfo, Lockout,
                      Quota, Result, SlidingLog, Smooth, Spec, ThrottleResult, Token, Window, acquire_call, block_call,
@@ -23,7 +24,8 @@ from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease,
 from .stored_policy import (StoredPolicy, check_call, policy_del_call, policy_flush_call, policy_get_call,
                             policy_list_call, policy_set_call)
 
-__all__ = ["AcquireResult", "AllResult", "AtMostResult", "Concurrency", "HeldLease", "Lease", "LeaseDenied", "Leaky",
+__all__ = ["AcquireResult", "AsyncModeClient", "with_mode",
+           "AllResult", "AtMostResult", "Concurrency", "HeldLease", "Lease", "LeaseDenied", "Leaky",
            "LockInfo", "Lockout", "Quota", "Result", "SlidingLog", "Smooth", "StoredPolicy", "ThrottleResult",
            "Token", "Window", "acquire", "block", "check", "lease", "leases", "limit", "limit_all", "lockinfo",
            "policy_del", "policy_flush", "policy_get", "policy_list", "policy_set", "release", "renew", "reset",
@@ -36,6 +38,12 @@ class AsyncClient(Protocol):
     """What an async call needs of its client: redis.asyncio.Redis or redis.asyncio.RedisCluster."""
 
     def execute_command(self, *args: Any, **options: Any) -> Awaitable[Any]: ...
+
+
+def with_mode(client: Any, mode: str = "auto") -> AsyncModeClient:
+    """A redis.asyncio.Redis for this module's calls in a mode: "module", "lua" (the script, on a server
+    without the module) or "auto" (redis_ratelimit.lua_mode)."""
+    return AsyncModeClient(client, mode)
 
 
 async def arun(client: AsyncClient, call: "Call[T]") -> T:
