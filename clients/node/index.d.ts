@@ -9,3 +9,4 @@ export * from './lib/local';
 export * from './lib/fastify';
 export * from './lib/lease';
 export * from './lib/commands';
+export * from './lib/adapters/rate-limiter-flexible';

@@ -17,4 +17,5 @@ module.exports = {
   ...require('./lib/fastify'),
   ...require('./lib/lease'),
   ...require('./lib/commands'),
+  ...require('./lib/adapters/rate-limiter-flexible'),
 };

@@ -20,3 +20,4 @@ export const { createLocalLimiter, localFormError, validateLocal } = cjs;
 export const { rateLimitPlugin } = cjs;
 export const { lease, withLease, LeaseDeniedError, HeldLease } = cjs;
 export const { COMMAND_TABLE, EXCLUDED_COMMANDS } = cjs;
+export const { RateLimiterModule, RateLimiterRes } = cjs;
