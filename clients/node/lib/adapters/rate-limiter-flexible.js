@@ -120,13 +120,13 @@ function fields(reply) {
   return { allowed: allowed === 1, limit, remaining, retryAfterMs, resetAfterMs };
 }
 
-// One call's RateLimiterRes: `changed` is the points this call asked to count (negative for a reward),
-// so isFirstInDuration says the window holds exactly them, as the library says it.
-function resultOf(reply, changed) {
+// One call's RateLimiterRes: `counted` is the points this call counted (0 for a look, a reward or a set,
+// which the library never calls first either), so isFirstInDuration says the window holds exactly them.
+function resultOf(reply, counted) {
   const { allowed, limit, remaining, retryAfterMs, resetAfterMs } = fields(reply);
   const consumed = limit - remaining;
   return new RateLimiterRes(remaining, allowed ? resetAfterMs : retryAfterMs, consumed,
-    allowed && consumed === changed);
+    allowed && counted > 0 && consumed === counted);
 }
 
 // set's one atomic step: forget the key (its count and any block), then count what is given in the
@@ -194,7 +194,7 @@ class RateLimiterModule {
   async reward(key, points = 1, options = {}) {
     const refund = units('points', points, 0);
     checkCallOptions(options);
-    return resultOf(await this.window('RL.WINDOW', key, ['REFUND', refund]), -refund);
+    return resultOf(await this.window('RL.WINDOW', key, ['REFUND', refund]), 0);
   }
 
   // The key's state, or null when the window counts nothing and the key is not blocked.
@@ -228,7 +228,7 @@ class RateLimiterModule {
     const rlKey = this.getKey(key);
     const reply = await this.client.eval(SET_SCRIPT, 1, rlKey, this.points, this.msDuration, 'FIXED',
       'COST', count, 'FORCE');
-    return resultOf(reply, count);
+    return resultOf(reply, 0);
   }
 
   // Forgets the key (its count and any block): true if it held something.
