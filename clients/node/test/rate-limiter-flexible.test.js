@@ -180,6 +180,7 @@ test('options and arguments: every bad one is an error naming it, and changes no
     [{ insuranceLimiter: {} }, /^TypeError: insuranceLimiter: not supported/],
     [{ inMemoryBlockOnConsumed: 10 }, /^TypeError: inMemoryBlockOnConsumed: not supported/],
     [{ blockOnConsumed: 10 }, /^TypeError: blockOnConsumed: not supported/],
+    [{ rejectIfRedisNotReady: true }, /^TypeError: rejectIfRedisNotReady: not supported/],
     [{ point: 5 }, /^TypeError: point: not an option of RateLimiterModule$/],
     [{ storeClient: undefined }, /^TypeError: storeClient: /],
   ];
@@ -337,6 +338,7 @@ test('side by side: each listed difference, shown by both', async () => {
   // A reward on a new key: the library's count goes below 0 (7 remaining of 5), the module's stays at 0.
   assert.deepEqual(await both(() => ({ lib: outcome(lib.reward('b', 2)), mod: outcome(mod.reward('b', 2)) })),
     { lib: ['ok', bare(7, -2, true)], mod: ['ok', res(5, 0, 0)] });
+  assert.deepEqual(await rejectedBoth('b'), { lib: ['ok', bare(6, -1)], mod: ['ok', res(4, 45000, 1, true)] });
 
   // A penalty past points: the library reports 7 consumed, the module points (5): its reply says remaining 0.
   assert.deepEqual(await both(() => ({ lib: outcome(lib.penalty('c', 7)), mod: outcome(mod.penalty('c', 7)) })),

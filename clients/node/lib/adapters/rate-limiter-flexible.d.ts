@@ -31,7 +31,6 @@ export interface RateLimiterModuleOptions {
   storeType?: string;
   useRedisPackage?: boolean;
   useRedis3AndLowerPackage?: boolean;
-  rejectIfRedisNotReady?: boolean;
 }
 
 /** The library's per-call options: `customDuration` is refused. */

@@ -70,9 +70,10 @@ const UNSUPPORTED_OPTIONS = {
   inMemoryBlockDuration: 'keeps blocks in this process; the module keeps them in Redis, for every process',
   insuranceLimiter: 'has no counterpart here; the package\'s createLimiter has onFailure: \'local\'',
   customIncrTtlLuaScript: 'replaces the library\'s script; RateLimiterModule runs module commands',
+  rejectIfRedisNotReady: 'checks the connection first; give ioredis enableOfflineQueue: false instead',
 };
 const KNOWN_OPTIONS = new Set(['storeClient', 'points', 'duration', 'blockDuration', 'keyPrefix', 'storeType',
-  'useRedisPackage', 'useRedis3AndLowerPackage', 'rejectIfRedisNotReady']);
+  'useRedisPackage', 'useRedis3AndLowerPackage']);
 
 function checkOptions(opts) {
   for (const [name, value] of Object.entries(opts)) {
