@@ -11,3 +11,4 @@ export * from './lib/lease';
 export * from './lib/commands';
 export * from './lib/adapters/express-rate-limit';
 export * from './lib/lua-mode';
+export * from './lib/adapters/rate-limiter-flexible';

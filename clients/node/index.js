@@ -20,4 +20,5 @@ module.exports = {
   ...require('./lib/commands'),
   ...require('./lib/adapters/express-rate-limit'),
   ...require('./lib/lua-mode'),
+  ...require('./lib/adapters/rate-limiter-flexible'),
 };
