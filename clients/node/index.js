@@ -2,10 +2,10 @@
 // policies kept in Redis (RL.POLICY and RL.CHECK: lib/policies.js), their RateLimit headers
 // (lib/headers.js), the request core of the middlewares with its timeout, failure modes and cache of
 // denials (lib/limiter.js, lib/local.js: the in-process limiters), the Express and Fastify middlewares
-// (lib/express.js, lib/fastify.js), leases held for a block of work (lib/lease.js) and the package's table
-// of the module's commands (lib/commands.js), and the Lua mode for servers without the module
-// (lib/lua-mode.js). index.mjs is the ES module entry,
-// index.d.ts the TypeScript declarations.
+// (lib/express.js, lib/fastify.js), leases held for a block of work (lib/lease.js), the package's table
+// of the module's commands (lib/commands.js), the Lua mode for servers without the module
+// (lib/lua-mode.js), and the adapters for express-rate-limit and rate-limiter-flexible (lib/adapters/).
+// index.mjs is the ES module entry, index.d.ts the TypeScript declarations.
 'use strict';
 
 module.exports = {
