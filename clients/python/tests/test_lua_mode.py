@@ -2,8 +2,8 @@
 limiters, costs, DRYRUN, RL.ALL over several keys, clock steps) run against the module under its frozen
 test clock and against the script on a second redis-server started here WITHOUT the module, at the same
 times, and every field of every reply must agree. Also: the packages' copies of the script are the one
-script, auto mode finds the module or its absence, NOSCRIPT reloads the script, and what the script does
-not run is refused by name.
+script, auto mode finds the module or its absence, NOSCRIPT reloads the script, a replica holds what the
+script wrote (its effects), and what the script does not run is refused by name.
 
 The idea: the script keeps integer ms states that are exactly the module's µs states divided by 1000 when
 times are whole ms, so equality is exact, not within a bound (docs/migrating.md, the Lua mode)."""
@@ -144,6 +144,39 @@ class LuaModeTest(RedisCase):
         self.p.script_flush()
         self.assertEqual(limit(self.lua, "k", Token(3, 1, 1000)).remaining, 1)
         self.assertEqual(self.p.script_exists(SHA), [True])
+
+    def test_a_replica_holds_what_the_script_wrote(self):
+        """The script reads the server's clock (TIME) and its writes reach a replica as effects (Redis 7
+        replicates a script's effects, not the script): after a run on the real clock, every key and its
+        value are the same on the replica."""
+        replica = PlainServer(executable())
+        try:
+            r = redis.Redis(host="127.0.0.1", port=replica.port)
+            r.replicaof("127.0.0.1", self.plain.port)
+            for _ in range(500):  # a bound on the polling, not a timing being asserted
+                if r.info("replication").get("master_link_status") == "up":
+                    break
+                time.sleep(0.02)
+            self.assertEqual(r.info("replication").get("master_link_status"), "up")
+            rng = random.Random(7)
+            self.lua.test_now_ms = 1_000_000  # the test's times keep the keys an hour: none expires meanwhile
+            for _ in range(300):
+                key = rng.choice(sorted(SPECS))
+                limit(self.lua, key, SPECS[key], cost=rng.choice((1, 1, 2, 3)))
+                self.lua.test_now_ms += rng.choice(STEPS[:10])
+            limit_all(self.lua, [("{u}:t", Token(3, 1, 1000)), ("{u}:l", SlidingLog(4, 1000))])
+            self.lua.test_now_ms = None  # the server's clock (TIME), on limits that last an hour
+            limit(self.lua, "real:window", Window(5, 3_600_000, fixed=True))
+            limit(self.lua, "real:log", SlidingLog(5, 3_600_000))
+            self.assertEqual(self.p.wait(1, 5000), 1)
+            keys = sorted(self.p.keys("*"))
+            self.assertGreater(len(keys), 5)
+            self.assertEqual(sorted(r.keys("*")), keys)
+            for key in keys:
+                self.assertEqual(r.dump(key), self.p.dump(key), key)
+            r.close()
+        finally:
+            replica.stop()
 
     def test_what_the_script_does_not_run_is_refused_by_name(self):
         self.lua.test_now_ms = 1_000_000
