@@ -3,7 +3,8 @@
 maxmemory-policy (docs/operations.md, "Eviction measured"; issue 31).
 
     scripts/chaos/eviction.py [--servers redis-7.0,redis-8.0,valkey-8.1] [--policies P,P...]
-                              [--limiters 500] [--filler 60000] [--maxmemory 20mb] [--out DIR]
+                              [--limiters 500] [--filler 60000] [--maxmemory 20mb] [--idle SECONDS]
+                              [--retry-every K] [--out DIR]
     scripts/chaos/eviction.py --smoke       one server, one policy, 50 limiters: checks the script itself
 
 The idea: an evicted limiter is a reset limit, silently. So, on a throwaway server with the module
@@ -13,7 +14,12 @@ refuses one (OOM) or the filler is all written, and then ask, per kind:
   - how many of the N limiter keys still exist (EXISTS),
   - what the read-only form answers for each of the N users (denied, admitted, OOM, other error),
   - what the write form answers (same four counts): "admitted" is a user handed a fresh budget,
-and read INFO stats's evicted_keys. The table is printed as markdown and written to DIR/eviction.md
+and read INFO stats's evicted_keys. --idle waits that long between exhausting and filling: LFU counters
+decay by one a minute (lfu-decay-time), so an exhausted limiter left alone for minutes is, to allkeys-lfu,
+no hotter than a fresh filler value. --retry-every K has every throttled user call its limiter once more
+after each K filler values (clients that keep retrying: each retry is a denial that touches the key,
+unless the key is gone and the retry is admitted); "admitted again" then counts the users admitted at
+least once, during the filler or after it. The table is printed as markdown and written to DIR/eviction.md
 (default build/chaos/). Every server is stopped (SHUTDOWN NOSAVE, then killed) whatever happens.
 
 Kinds: RL.TOKEN, RL.LEAKY (NODELAY), RL.WINDOW (FIXED), RL.SLIDINGLOG, RL.SMOOTH (MAXWAIT 0), RL.ACQUIRE
@@ -190,8 +196,18 @@ def exhaust(r, n):
             raise RuntimeError(f"{kind[0]}: exhausting gave {first}, then {second}")
 
 
-def fill(r, total, ttl):
-    """1,000-byte values until the first OOM or `total` written; returns (written, refused)."""
+def retry_all(r, n, admitted):
+    """Every throttled user calls its limiter's write form once more (a denial, unless its key is gone):
+    adds to `admitted` (kind -> set of users) those the server admitted."""
+    for kind in KINDS:
+        for i, reply in enumerate(run_pipeline(r, [call_args(kind, i)[0] for i in range(n)])):
+            if classify(reply) == "admitted":
+                admitted[kind[0]].add(i)
+
+
+def fill(r, total, ttl, n, retry_every, admitted):
+    """1,000-byte values until the first OOM or `total` written; with retry_every, every user retries
+    after each retry_every values. Returns (written, refused)."""
     value = b"x" * 1000
     written = 0
     while written < total:
@@ -204,27 +220,33 @@ def fill(r, total, ttl):
                 p.set(f"filler:{i}", value)
         replies = p.execute(raise_on_error=False)
         ok = sum(1 for x in replies if not isinstance(x, Exception))
+        if retry_every and (written + ok) // retry_every > written // retry_every:
+            retry_all(r, n, admitted)
         written += ok
         if ok < batch:
             return written, True
     return written, False
 
 
-def measure(binary, module, policy, filler_ttl, n, filler, maxmemory):
+def measure(binary, module, policy, filler_ttl, n, filler, maxmemory, idle=0, retry_every=0):
     """One run on a fresh server: a dict of what happened, and whether the server was stopped."""
     server = Server(binary, module, ["--maxmemory", maxmemory, "--maxmemory-policy", policy])
     try:
         r = server.client()
         exhaust(r, n)
-        written, refused = fill(r, filler, filler_ttl)
+        time.sleep(idle)
+        admitted = {kind[0]: set() for kind in KINDS}
+        written, refused = fill(r, filler, filler_ttl, n, retry_every, admitted)
         evicted = int(r.info("stats")["evicted_keys"])
         kinds = {}
         for kind in KINDS:
             calls = [call_args(kind, i) for i in range(n)]
             exists = sum(run_pipeline(r, [["EXISTS", key] for _, _, key in calls]))
             ro = count(run_pipeline(r, [c[1] for c in calls]))
-            write = count(run_pipeline(r, [c[0] for c in calls]))
-            kinds[kind[0]] = {"survived": exists, "ro": ro, "write": write}
+            replies = run_pipeline(r, [c[0] for c in calls])
+            admitted[kind[0]].update(i for i, x in enumerate(replies) if classify(x) == "admitted")
+            kinds[kind[0]] = {"survived": exists, "ro": ro, "write": count(replies),
+                              "again": len(admitted[kind[0]])}
         filler_left = int(r.dbsize()) - sum(k["survived"] for k in kinds.values())
         result = {"written": written, "refused": refused, "evicted": evicted, "kinds": kinds,
                   "filler_left": filler_left, "used_memory": int(r.info("memory")["used_memory"])}
@@ -244,12 +266,12 @@ def table_rows(server, label, res, n):
     ks = res["kinds"].values()
     fill = f"{res['written']:,}" + (" then OOM" if res["refused"] else "")
     return (f"| {server} | {label} | {fill} | {res['evicted']:,} | {span([k['survived'] for k in ks])} | "
-            f"{span([k['write']['admitted'] for k in ks])} | {span([k['write']['oom'] for k in ks])} | "
+            f"{span([k['again'] for k in ks])} | {span([k['write']['oom'] for k in ks])} | "
             f"{span([k['ro']['oom'] for k in ks])} |")
 
 
 def detail(res):
-    return ", ".join(f"{name} {k['survived']}/{k['write']['admitted']}/{k['write']['oom']}"
+    return ", ".join(f"{name} {k['survived']}/{k['again']}/{k['write']['oom']}"
                      for name, k in res["kinds"].items())
 
 
@@ -265,6 +287,9 @@ def main():
     ap.add_argument("--limiters", type=int, default=500)
     ap.add_argument("--filler", type=int, default=60000)
     ap.add_argument("--maxmemory", default="20mb")
+    ap.add_argument("--idle", type=int, default=0, help="seconds between exhausting and filling")
+    ap.add_argument("--retry-every", type=int, default=0,
+                    help="every throttled user retries once after each this many filler values")
     ap.add_argument("--out", default=os.path.join(ROOT, "build/chaos"))
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
@@ -275,15 +300,17 @@ def main():
     for wanted in a.policies.split(","):
         if wanted not in runs:
             sys.exit(f"eviction.py: --policies: no run named {wanted!r} (runs: {', '.join(runs)})")
+    retries = f"every {a.retry_every:,} filler values" if a.retry_every else "never"
     lines = [f"N = {a.limiters} limiters per kind ({', '.join(k[0] for k in KINDS)}), maxmemory {a.maxmemory}, "
-             f"up to {a.filler:,} filler values of 1,000 bytes; module {os.path.basename(module)}", "", HEADER]
+             f"up to {a.filler:,} filler values of 1,000 bytes, {a.idle} s idle before the filler, "
+             f"throttled users retrying {retries}; module {os.path.basename(module)}", "", HEADER]
     details = ["", "Per kind (keys left / admitted again / write forms answering OOM):", ""]
     print("\n".join(lines), flush=True)
     for server in a.servers.split(","):
         binary = server_binary(server)
         for run in a.policies.split(","):
             _, label, policy, ttl = runs[run]
-            res = measure(binary, module, policy, ttl, a.limiters, a.filler, a.maxmemory)
+            res = measure(binary, module, policy, ttl, a.limiters, a.filler, a.maxmemory, a.idle, a.retry_every)
             row = table_rows(server, label, res, a.limiters)
             print(row, flush=True)
             lines.append(row)
