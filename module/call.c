@@ -86,6 +86,34 @@ static void fill_all(rl_outcome *o, const rl_pending *p, int n) {
     if (never) o->retry_after_ms = o->wait_retry_ms = -1;
 }
 
+/* Whether committing the prepared clauses writes anything: an admitted call's clauses that change their
+ * key, a denied RL.ALL's locks that start (a LOCKOUT denial), nothing for a DRYRUN. Past maxmemory such a
+ * call is refused whole (rl_write_refused), before any clause is committed. */
+static int would_write(const rl_call *call, const rl_pending *p, int n, int allowed) {
+    for (int i = 0; i < n; i++) {
+        if (p[i].req->flags & RL_F_DRYRUN) continue;
+        if (call->all && !allowed ? p[i].lock_starts : p[i].changes) return 1;
+    }
+    return 0;
+}
+
+/* Past maxmemory, a call of one clause that would write: a denial is decided again as one that logs nothing
+ * (a sliding log logs a denied attempt, and its value would grow), and is answered so when that writes
+ * nothing; anything else (an admission, a denial that starts a lock or trims a log) is refused whole.
+ * Returns 1 when p now holds that denial, decided on the same key at the same instant, which writes nothing;
+ * 0 for the OOM error. req is p's request (the call's own). Off the hot path: only a write past maxmemory comes here. */
+static __attribute__((noinline)) int quiet_denial(RedisModuleCtx *ctx, rl_pending *p, rl_request *req) {
+    if (p->reply.allowed) return 0;
+    uint32_t flags = req->flags; /* the call's own, restored: a waiter decides again later */
+    p->lim->steps->release(ctx, p);
+    *p = (rl_pending){.lim = p->lim, .req = req, .keyname = p->keyname, .id = p->id};
+    req->flags |= RL_F_NOLOG;
+    char err[RL_ERR_LEN];
+    const char *failed = p->lim->steps->prepare(ctx, p, err);
+    req->flags = flags;
+    return !failed && !p->changes && !p->reply.allowed;
+}
+
 /* A call of one clause as it came (no look, no cost of its own): the same steps, with nothing to copy or
  * describe; most calls are this one, so it is written out (rl_call_decide, rl_module.h, picks it). */
 void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
@@ -101,6 +129,10 @@ void rl_call_decide_one(RedisModuleCtx *ctx, rl_call *call, rl_outcome *o) {
     p.locked = p.lock_starts = 0;
     o->error = c->lim->steps->prepare(ctx, &p, o->errbuf);
     int real = !(c->req.flags & RL_F_DRYRUN), written = !o->error && p.changes && real;
+    if (written && __builtin_expect(rl_write_refused(ctx), 0)) { /* past maxmemory */
+        written = 0;
+        if (!quiet_denial(ctx, &p, &c->req)) o->error = RL_OOM_ERROR;
+    }
     if (written) commit(ctx, &p);
     c->lim->steps->release(ctx, &p);
     if (o->error) return;
@@ -160,6 +192,7 @@ void rl_call_decide_any(RedisModuleCtx *ctx, rl_call *call, uint32_t look_flags,
     o->units = o->keys_created = 0;
     o->leased = 0;
     o->locked = 0;
+    if (!failed && would_write(call, p, n, allowed) && rl_write_refused(ctx)) failed = RL_OOM_ERROR;
     if (!failed) {
         for (int i = 0; i < n; i++) {
             int written = 0;

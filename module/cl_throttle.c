@@ -140,6 +140,7 @@ int rl_cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     if (!failed && rl_gcra_ns_decide(&rate, args.quantity, (rl_i128)now_us * 1000, has, stored, &res) != 0)
         failed = "ERR the clock is past the last TAT 64 bits of nanoseconds can hold (the year 2554)";
     int created = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY;
+    if (!failed && res.store && rl_write_refused(ctx)) failed = RL_OOM_ERROR; /* past maxmemory: a denial answers */
     if (!failed && res.store) write_tat(ctx, key, argv[1], now_us, res.tat_ns);
     RedisModule_CloseKey(key);
     if (failed) return fail(ctx, failed);

@@ -272,15 +272,18 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
         table[n++] = (command_def){ro->name, limiter_fns[i][1], lim->steps->flags_ro, -(2 + ro->nparams), KEY_AT_1, read,
                                    ro->since, ro->summary, ro->complexity, DOCS_LIMITER, ro, NULL, 1, ALWAYS};
     }
-    /* RL.ALL may hold a sliding log, hence not fast; RL.RESET may delete one. */
+    /* No limiter command, RL.ALL, RL.CHECK or CL.THROTTLE takes deny-oom: past maxmemory the call path
+     * answers what writes nothing (a denial, DRYRUN, COST 0) and refuses, with Redis's OOM error, a call that
+     * would write (rl_write_refused, call.c). RL.BLOCK, RL.SETSTATE and RL.POLICY SET keep it: they always
+     * write, and may grow a key. RL.ALL may hold a sliding log, hence not fast; RL.RESET may delete one. */
     const rl_syntax *all = &rl_all_syntax, *all_ro = &rl_all_syntax_ro;
-    table[n++] = (command_def){all->name, command_all, "write deny-oom getkeys-api", -6, KEYS_COUNTED, update,
+    table[n++] = (command_def){all->name, command_all, "write getkeys-api", -6, KEYS_COUNTED, update,
                                all->since, all->summary, all->complexity, DOCS_ALL, all, NULL, 1, ALWAYS};
     table[n++] = (command_def){all_ro->name, command_all_ro, "readonly getkeys-api", -6, KEYS_COUNTED, read,
                                all_ro->since, all_ro->summary, all_ro->complexity, DOCS_ALL, all_ro, NULL, 1, ALWAYS};
     /* RL.CHECK writes one key's value of up to 16 states whole: not fast. */
     const rl_syntax *check = &rl_check_syntax, *check_ro = &rl_check_syntax_ro;
-    table[n++] = (command_def){check->name, command_check, "write deny-oom", -3, KEY_AT_2, update, check->since,
+    table[n++] = (command_def){check->name, command_check, "write", -3, KEY_AT_2, update, check->since,
                                check->summary, check->complexity, DOCS_CHECK, check, NULL, 1, ALWAYS};
     table[n++] = (command_def){check_ro->name, command_check_ro, "readonly", -3, KEY_AT_2, read, check_ro->since,
                                check_ro->summary, check_ro->complexity, DOCS_CHECK, check_ro, NULL, 1, ALWAYS};
@@ -319,7 +322,7 @@ int rl_commands_register(RedisModuleCtx *ctx, int test_clock, int cl_throttle) {
     table[n++] = (command_def){"rl.clock", rl_clock_command, "fast allow-loading allow-stale", -2, NO_KEYS, 0, RL_SINCE,
                                "Freezes, moves, reads or releases the module's test clock.", "O(1), and O(N) in the "
                                "clients waiting when the clock moves", DOCS_GIVEN, NULL, clock_args, 0, WITH_TEST_CLOCK};
-    table[n++] = (command_def){RL_CL_THROTTLE_NAME, rl_cl_throttle_command, "write deny-oom fast", -5, KEY_AT_1, update,
+    table[n++] = (command_def){RL_CL_THROTTLE_NAME, rl_cl_throttle_command, "write fast", -5, KEY_AT_1, update,
                                RL_SINCE_RO, RL_CL_THROTTLE_SUMMARY, "O(1)", DOCS_GIVEN, NULL, rl_cl_throttle_args, 1,
                                WITH_CL_THROTTLE};
     for (int i = 0; i < n; i++) {

@@ -216,6 +216,19 @@ extern int rl_effects_forced;
 int rl_effects_state(void);
 int rl_effects_register(RedisModuleCtx *ctx);
 
+/* Past maxmemory (noeviction, or a policy that found nothing to evict), as Redis judges a deny-oom command:
+ * the limiter commands take no deny-oom, so that a call that writes nothing (a denial, DRYRUN, COST 0, a
+ * waiter that keeps waiting) is still answered; the call path asks this only when it is about to write, and
+ * then answers RL_OOM_ERROR with nothing changed. REDISMODULE_CTX_FLAGS_OOM is set by the very test Redis
+ * applies before a deny-oom command (used memory, less replication buffers, above maxmemory). Never for the
+ * replication stream or while loading: Redis refuses those nothing either. */
+#define RL_OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+static inline int rl_write_refused(RedisModuleCtx *ctx) {
+    int flags = RedisModule_GetContextFlags(ctx);
+    return (flags & REDISMODULE_CTX_FLAGS_OOM) &&
+           !(flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
+}
+
 /* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its
  * read-only form next, then RL.ALL, RL.ALL_RO, CL.THROTTLE, RL.RESET, RL.RELEASE and RL.RENEW. keys_deleted is
  * RL.RESET's alone, which has no verdict, units or keys created. RL.RELEASE and RL.RENEW count an answer 1 as

@@ -429,7 +429,7 @@ static void bundle_release(RedisModuleCtx *ctx, rl_pending *p) {
 }
 
 /* (flags: RL.CHECK's own are command.c's: it writes a value of up to 16 states whole) */
-const rl_steps rl_bundle_steps = {"write deny-oom", "readonly", bundle_prepare, bundle_commit, bundle_release,
+const rl_steps rl_bundle_steps = {"write", "readonly", bundle_prepare, bundle_commit, bundle_release,
                                   bundle_lock_start, bundle_finish};
 
 /* --- RL.RELEASE and RL.RENEW on a policy's key -------------------------------------------------------------- */

@@ -168,5 +168,5 @@ static void cell_release(RedisModuleCtx *ctx, rl_pending *p) {
     if (p->key) RedisModule_CloseKey(p->key);
 }
 
-const rl_steps rl_cell_steps = {"write deny-oom fast", "readonly fast", cell_prepare, cell_commit, cell_release,
+const rl_steps rl_cell_steps = {"write fast", "readonly fast", cell_prepare, cell_commit, cell_release,
                                 rl_lock_start, NULL};

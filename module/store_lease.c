@@ -69,4 +69,4 @@ static void lease_release(RedisModuleCtx *ctx, rl_pending *p) {
 
 /* Not `fast`: a write stores and replicates the key's leases whole, O(leases). */
 /* (No LOCKOUT: a concurrency denial starts no lock.) */
-const rl_steps rl_lease_steps = {"write deny-oom", "readonly", lease_prepare, lease_commit, lease_release, NULL, NULL};
+const rl_steps rl_lease_steps = {"write", "readonly", lease_prepare, lease_commit, lease_release, NULL, NULL};

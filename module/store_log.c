@@ -58,5 +58,5 @@ static void log_release(RedisModuleCtx *ctx, rl_pending *p) {
 
 /* Not `fast`: one call removes every entry that has left the window, however many (amortised O(1) per
  * logged call, but a single call may remove up to limit + 1 entries). */
-const rl_steps rl_log_steps = {"write deny-oom", "readonly", rl_log_prepare, rl_log_commit, log_release,
+const rl_steps rl_log_steps = {"write", "readonly", rl_log_prepare, rl_log_commit, log_release,
                                rl_lock_start, NULL};

@@ -91,7 +91,6 @@ static int hold_timer_on;
 #define HOLD_POLL_MS 10
 #define UNBLOCKED_REPLICA "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
 #define UNBLOCKED_PAUSED "UNBLOCKED writes are paused: the request was neither admitted nor denied"
-#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
 
 static int64_t real_ms(void) { return (int64_t)RedisModule_Milliseconds(); }
 
@@ -235,7 +234,7 @@ static int decide_final(RedisModuleCtx *ctx, waiter *w, enum write_state writes,
     decide(ctx, w, RL_F_DRYRUN, o); /* answered as the call it stands for: a denial writes nothing */
     if (!o->error && o->allowed) {
         if (writes != WRITES_OOM) return 0;
-        o->error = OOM_ERROR;
+        o->error = RL_OOM_ERROR;
     }
     return 1;
 }

@@ -454,7 +454,7 @@ static void test_watch_and_events(void) {
 /* --- the command ------------------------------------------------------------------------------------- */
 
 static void test_command_info(void) {
-    CHECK(command_info_is(c, "CL.THROTTLE", -5, "write denyoom fast"));
+    CHECK(command_info_is(c, "CL.THROTTLE", -5, "write fast"));
     redisReply *x = cmd(c, "COMMAND GETKEYSANDFLAGS CL.THROTTLE the:key 1 1 1");
     CHECK(x->type == REDIS_REPLY_ARRAY && x->elements == 1 && strcmp(x->element[0]->element[0]->str, "the:key") == 0 &&
           strcmp(x->element[0]->element[1]->element[0]->str, "RW") == 0);

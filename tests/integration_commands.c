@@ -369,12 +369,12 @@ static void test_command_info(void) {
         long long arity;
         const char *flags;
     } rows[] = {
-        {"RL.TOKEN", -5, "write denyoom fast"},     {"RL.TOKEN_RO", -5, "readonly fast"},
-        {"RL.LEAKY", -5, "write denyoom fast"},     {"RL.LEAKY_RO", -5, "readonly fast"},
-        {"RL.WINDOW", -4, "write denyoom fast"},    {"RL.WINDOW_RO", -4, "readonly fast"},
-        {"RL.SLIDINGLOG", -4, "write denyoom"},     {"RL.SLIDINGLOG_RO", -4, "readonly"},
-        {"RL.SMOOTH", -3, "write denyoom fast"},    {"RL.SMOOTH_RO", -3, "readonly fast"},
-        {"RL.ALL", -6, "write denyoom movablekeys"}, {"RL.ALL_RO", -6, "readonly movablekeys"},
+        {"RL.TOKEN", -5, "write fast"},            {"RL.TOKEN_RO", -5, "readonly fast"},
+        {"RL.LEAKY", -5, "write fast"},            {"RL.LEAKY_RO", -5, "readonly fast"},
+        {"RL.WINDOW", -4, "write fast"},           {"RL.WINDOW_RO", -4, "readonly fast"},
+        {"RL.SLIDINGLOG", -4, "write"},            {"RL.SLIDINGLOG_RO", -4, "readonly"},
+        {"RL.SMOOTH", -3, "write fast"},           {"RL.SMOOTH_RO", -3, "readonly fast"},
+        {"RL.ALL", -6, "write movablekeys"},        {"RL.ALL_RO", -6, "readonly movablekeys"},
         {"RL.SETSTATE", -3, "write denyoom fast"},
         {"RL.BLOCK", 3, "write denyoom fast"},      {"RL.UNBLOCK", 2, "write fast"},
         {"RL.LOCKINFO", 2, "readonly fast"},

@@ -766,8 +766,8 @@ static void test_replication(void) {
 
 /* Flags, arity and key position as Cluster, ACL and clients see them. */
 static void test_command_metadata(void) {
-    CHECK(command_info_is(c, "RL.LEAKY", -5, "write denyoom fast"));
-    CHECK(command_info_is(c, "RL.WINDOW", -4, "write denyoom fast"));
+    CHECK(command_info_is(c, "RL.LEAKY", -5, "write fast"));
+    CHECK(command_info_is(c, "RL.WINDOW", -4, "write fast"));
     redisReply *r = cmd(c, "COMMAND GETKEYS RL.LEAKY the:key 3 1 1000 BLOCK NODELAY");
     CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 1 && strcmp(r->element[0]->str, "the:key") == 0);
     freeReplyObject(r);

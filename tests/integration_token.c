@@ -237,7 +237,7 @@ static void test_command_metadata(void) {
     redisReply *r = cmd(c, "COMMAND GETKEYS RL.TOKEN some:key 1 1 1 COST 1");
     CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 1 && strcmp(r->element[0]->str, "some:key") == 0);
     freeReplyObject(r);
-    CHECK(command_info_is(c, "RL.TOKEN", -5, "write denyoom fast"));
+    CHECK(command_info_is(c, "RL.TOKEN", -5, "write fast"));
 }
 
 /* DUMP/RESTORE, COPY, MOVE, DEBUG DIGEST-VALUE, DEBUG RELOAD, SAVE + restart. */
