@@ -315,7 +315,7 @@ int rl_bundle_type_register(RedisModuleCtx *ctx, int (*aux_load)(RedisModuleIO *
     RedisModuleTypeMethods methods = {.version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = bundle_rdb_load,
                                       .rdb_save = bundle_rdb_save, .aof_rewrite = bundle_aof_rewrite,
                                       .mem_usage = bundle_mem_usage, .digest = bundle_digest,
-                                      .free = bundle_free_value, .copy = bundle_copy,
+                                      .free = bundle_free_value, .copy = bundle_copy, .unlink = rl_evict_unlink,
                                       .aux_load = aux_load, .aux_save = aux_save,
                                       .aux_save_triggers = REDISMODULE_AUX_BEFORE_RDB};
     bundle_type = RedisModule_CreateDataType(ctx, "rl-checks", BUNDLE_ENCVER, &methods);

@@ -281,7 +281,7 @@ RL_LIMITERS(CELL_METHODS)
 #define METHODS_ROW_cell(id)                                                                                   \
     [RL_LIM_##id] = {.version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = rdb_load_##id, .rdb_save = rdb_save_##id, \
                      .aof_rewrite = aof_rewrite_##id, .mem_usage = mem_usage_##id, .digest = digest_##id,      \
-                     .free = cell_free, .copy = copy_##id},
+                     .free = cell_free, .copy = copy_##id, .unlink = rl_evict_unlink},
 #define METHODS_ROW_log(id)
 #define METHODS_ROW_lease(id)
 #define METHODS_ROW(id, command, type_name, tag, algorithm, storage) METHODS_ROW_##storage(id)

@@ -387,7 +387,8 @@ static RedisModuleTypeMethods lease_methods = {.version = REDISMODULE_TYPE_METHO
                                                .mem_usage = lease_mem_usage,
                                                .digest = lease_digest,
                                                .free = value_free,
-                                               .copy = lease_copy};
+                                               .copy = lease_copy,
+                                               .unlink = rl_evict_unlink};
 
 int rl_lease_types_register(RedisModuleCtx *ctx) {
     for (int i = 0; i < RL_NLIMITERS; i++) {

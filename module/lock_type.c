@@ -76,7 +76,8 @@ int rl_lock_type_register(RedisModuleCtx *ctx) {
     RedisModuleTypeMethods methods = {.version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = locked_rdb_load,
                                       .rdb_save = locked_rdb_save, .aof_rewrite = locked_aof_rewrite,
                                       .mem_usage = locked_mem_usage, .digest = locked_digest,
-                                      .free = locked_free, .copy = locked_copy};
+                                      .free = locked_free, .copy = locked_copy,
+                                      .unlink = rl_evict_unlink};
     lock_type = RedisModule_CreateDataType(ctx, "rl-locked", 1, &methods);
     return lock_type ? REDISMODULE_OK : REDISMODULE_ERR;
 }

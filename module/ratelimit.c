@@ -3,7 +3,7 @@
  * Loads as module `ratelimit`: registers the limiters' data types (cell_type.c, lease_type.c), every command
  * (command.c's table: the RL.* commands, CL.THROTTLE unless loaded with the argument `no-cl-throttle`, and
  * RL.CLOCK when loaded with `test-clock`), its INFO section (stats.c), the server events that say whether
- * effects must be replicated (effects.c), and the clock's hook into waiting (wait.c). Only RedisModule_OnLoad is
+ * effects must be replicated (effects.c), the watch on evictions and on the maxmemory policy (evict.c), and the clock's hook into waiting (wait.c). Only RedisModule_OnLoad is
  * exported from the shared object; everything else is hidden. */
 #include <string.h>
 #include <strings.h>
@@ -49,6 +49,7 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (rl_stats_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_policy_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     if (rl_effects_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (rl_evict_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
     rl_wait_init();
     return REDISMODULE_OK;
 }

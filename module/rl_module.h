@@ -253,6 +253,12 @@ extern int rl_cl_throttle_on;
 /* Clients blocked by the module now: waiting with WAIT (wait.c) or held by BLOCK (answer.c). */
 extern long long rl_clients_waiting;
 int rl_stats_register(RedisModuleCtx *ctx);
+/* evict.c: evictions of limiter keys. rl_evict_unlink is every limiter data type's unlink callback (it notes
+ * the key, for the "evicted" notification that follows when the deletion is an eviction); rl_evict_register
+ * subscribes to evictions and CONFIG SET and warns at load when the server may evict limiter keys. */
+void rl_evict_unlink(RedisModuleString *key, const void *value);
+long long rl_evicted_keys(void);
+int rl_evict_register(RedisModuleCtx *ctx);
 /* What one call adds to its command's counters, once, when it is answered: a call, and then an error; a
  * verdict with the units it took and the keys it made; the keys it deleted (RL.RESET, which has no verdict);
  * or nothing more (a waiter that left). */

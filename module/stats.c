@@ -1,6 +1,6 @@
 /* stats.c -- the module's INFO section: how many calls each command took, admitted, denied, with how many
  * units, how many failed, how many limiter keys they created (RL.RESET: deleted), and how many clients wait
- * now (WAIT, and held BLOCK replies).
+ * now (WAIT, and held BLOCK replies), and how many limiter keys the server evicted (evict.c).
  *
  * `INFO ratelimit` (and `INFO everything`, `INFO modules`) shows one numeric field per counter,
  * "ratelimit_<command>_<counter>:<n>" (Redis prefixes a module's fields with its name), so exporters that
@@ -42,6 +42,7 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report) {
     if (RedisModule_InfoAddSection(ctx, "") == REDISMODULE_ERR) return;
     RedisModule_InfoAddFieldLongLong(ctx, "clients_waiting", rl_clients_waiting);
     RedisModule_InfoAddFieldLongLong(ctx, "effects_replicated", rl_effects_state()); /* effects.c */
+    RedisModule_InfoAddFieldLongLong(ctx, "evicted_keys", rl_evicted_keys()); /* evict.c */
     for (int i = 0; i < RL_NSTATS; i++) {
         if (i == RL_STAT_CL_THROTTLE && !rl_cl_throttle_on) continue;
         char command[32];
