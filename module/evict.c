@@ -19,8 +19,10 @@
  * The warning about the policy needs no hook in a command either: the server event for CONFIG SET
  * (RedisModuleEvent_Config, Redis 7.0 and later) re-checks the context's flags, which say whether
  * maxmemory is set with a policy that may evict (every policy but noeviction may evict a limiter key:
- * volatile-* ones too, since limiter keys always carry a TTL). */
+ * volatile-* ones too, since limiter keys always carry a TTL). The same check notes whether a write must
+ * test for OOM at all: only with a maxmemory under noeviction (refresh_oom_check says why). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rl_module.h"
@@ -39,6 +41,7 @@ static char *unlinked_name;
 static size_t unlinked_len, unlinked_cap;
 
 static int evictable_now; /* the last check found maxmemory set with a policy that may evict */
+int rl_oom_check;         /* maxmemory set, noeviction: the call path tests for OOM (rl_module.h) */
 
 void rl_evict_unlink(RedisModuleString *key, const void *value) {
     (void)value;
@@ -105,12 +108,45 @@ static void policy_name(RedisModuleCtx *ctx, char *out, size_t n) {
     RedisModule_FreeCallReply(r);
 }
 
-/* Warn when the server may evict limiter keys and did not before (or at load). */
+/* The server's maxmemory in bytes (0 if CONFIG GET does not answer as expected: no limit). */
+static long long maxmemory_bytes(RedisModuleCtx *ctx) {
+    long long bytes = 0;
+    RedisModuleCallReply *r = RedisModule_Call(ctx, "CONFIG", "cc", "GET", "maxmemory");
+    if (!r) return 0;
+    if (RedisModule_CallReplyType(r) == REDISMODULE_REPLY_ARRAY && RedisModule_CallReplyLength(r) == 2) {
+        size_t len;
+        const char *v = RedisModule_CallReplyStringPtr(RedisModule_CallReplyArrayElement(r, 1), &len);
+        char digits[32];
+        if (v && len < sizeof digits) {
+            memcpy(digits, v, len);
+            digits[len] = '\0';
+            bytes = strtoll(digits, NULL, 10);
+        }
+    }
+    RedisModule_FreeCallReply(r);
+    return bytes;
+}
+
+/* Whether a write may have to be refused past maxmemory (rl_module.h, rl_write_refused): only with a
+ * maxmemory and the noeviction policy. Under a policy that evicts, the server has made room before the
+ * command ran (and would refuse a deny-oom command only when it found nothing to evict, which a limiter
+ * key, always with a TTL, never leaves it): a test at the module's later moment, after the call's own
+ * allocations, would refuse writes the server had just made room for. From the configuration, not the
+ * context's flags, which a replica that ignores maxmemory reports without it and which no event
+ * refreshes when it is promoted. */
+static void refresh_oom_check(RedisModuleCtx *ctx, const char *policy) {
+    rl_oom_check = maxmemory_bytes(ctx) > 0 && strcmp(policy, "noeviction") == 0;
+}
+
+/* Warn when the server may evict limiter keys and did not before (or at load), and note whether the call
+ * path must test for OOM. */
 static void check_policy(RedisModuleCtx *ctx) {
-    int evictable = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_EVICT) != 0;
+    int flags = RedisModule_GetContextFlags(ctx);
+    int evictable = (flags & REDISMODULE_CTX_FLAGS_EVICT) != 0;
+    char policy[64];
+    policy_name(ctx, policy, sizeof policy);
+    refresh_oom_check(ctx, policy);
     if (evictable && !evictable_now) {
-        char policy[64];
-        policy_name(ctx, policy, sizeof policy);
         RedisModule_Log(ctx, "warning",
                         "ratelimit: maxmemory-policy %s with maxmemory set lets the server evict limiter keys "
                         "(volatile-* policies too: limiter keys carry a TTL), and an evicted limiter starts over "

@@ -216,14 +216,19 @@ extern int rl_effects_forced;
 int rl_effects_state(void);
 int rl_effects_register(RedisModuleCtx *ctx);
 
-/* Past maxmemory (noeviction, or a policy that found nothing to evict), as Redis judges a deny-oom command:
+/* Past maxmemory under noeviction, as Redis judges a deny-oom command:
  * the limiter commands take no deny-oom, so that a call that writes nothing (a denial, DRYRUN, COST 0, a
  * waiter that keeps waiting) is still answered; the call path asks this only when it is about to write, and
  * then answers RL_OOM_ERROR with nothing changed. REDISMODULE_CTX_FLAGS_OOM is set by the very test Redis
  * applies before a deny-oom command (used memory, less replication buffers, above maxmemory). Never for the
  * replication stream or while loading: Redis refuses those nothing either. */
 #define RL_OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+/* Whether to test at all (evict.c keeps it, at load and on CONFIG SET): only with a maxmemory under
+ * noeviction. Without a maxmemory nothing is past it; under a policy that evicts, the server made room
+ * before the command (evict.c, refresh_oom_check). The flags cost some 130 instructions a write. */
+extern int rl_oom_check;
 static inline int rl_write_refused(RedisModuleCtx *ctx) {
+    if (!rl_oom_check) return 0;
     int flags = RedisModule_GetContextFlags(ctx);
     return (flags & REDISMODULE_CTX_FLAGS_OOM) &&
            !(flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
