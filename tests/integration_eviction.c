@@ -196,9 +196,20 @@ static void test_lfu_hint(void) {
     CHECK(r.ok && r.allowed == 0);
     long long after = lfu_of(c, "ev:deny");
     CHECK(after >= before && after < 255);
-    /* A write marks it. */
+    /* A write marks it: a lock, a lease's renewal. */
     CHECK(reply_ok(cmd(c, "RL.BLOCK ev:deny 3600000")));
     CHECK_EQ(lfu_of(c, "ev:deny"), 255);
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 0"));
+    redisReply *lease = cmd(c, "RL.ACQUIRE ev:renew 5 3600000");
+    int leased = lease && lease->type == REDIS_REPLY_ARRAY && lease->elements == 7 &&
+                 lease->element[6]->type == REDIS_REPLY_STRING;
+    CHECK(leased);
+    long long unmarked = lfu_of(c, "ev:renew");
+    CHECK(unmarked >= 0 && unmarked < 255);
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 100mb"));
+    if (leased) CHECK_EQ(cmd_int(c, "RL.RENEW ev:renew %s 3600000", lease->element[6]->str), 1);
+    freeReplyObject(lease);
+    CHECK_EQ(lfu_of(c, "ev:renew"), 255);
 
     /* volatile-lfu: the same (limiter keys carry a TTL, so they are its candidates). */
     CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory-policy volatile-lfu"));
