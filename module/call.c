@@ -26,6 +26,7 @@
 static void commit(RedisModuleCtx *ctx, rl_pending *p) {
     p->lim->steps->commit(ctx, p);
     if (p->lim->steps == &rl_bundle_steps) return; /* a policy's limits share a key: signalled once, by finish */
+    rl_lfu_keep(p->key); /* (the policy's key: by finish) */
     RedisModule_SignalModifiedKey(ctx, p->keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, p->lim->syntax->name, p->keyname);
 }

@@ -141,7 +141,10 @@ int rl_cl_throttle_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         failed = "ERR the clock is past the last TAT 64 bits of nanoseconds can hold (the year 2554)";
     int created = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY;
     if (!failed && res.store && rl_write_refused(ctx)) failed = RL_OOM_ERROR; /* past maxmemory: a denial answers */
-    if (!failed && res.store) write_tat(ctx, key, argv[1], now_us, res.tat_ns);
+    if (!failed && res.store) {
+        write_tat(ctx, key, argv[1], now_us, res.tat_ns);
+        rl_lfu_keep(key);
+    }
     RedisModule_CloseKey(key);
     if (failed) return fail(ctx, failed);
     count(&res, args.quantity, created);

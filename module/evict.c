@@ -20,7 +20,10 @@
  * (RedisModuleEvent_Config, Redis 7.0 and later) re-checks the context's flags, which say whether
  * maxmemory is set with a policy that may evict (every policy but noeviction may evict a limiter key:
  * volatile-* ones too, since limiter keys always carry a TTL). The same check notes whether a write must
- * test for OOM at all: only with a maxmemory under noeviction (refresh_oom_check says why). */
+ * test for OOM at all: only with a maxmemory under noeviction (refresh_write_flags says why); and whether a
+ * write marks its key with the LFU hint: only with a maxmemory under an LFU policy (rl_module.h,
+ * rl_lfu_keep; docs/eviction-protection.md has the measurements: the one policy the API lets the module
+ * help). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,7 @@ static size_t unlinked_len, unlinked_cap;
 
 static int evictable_now; /* the last check found maxmemory set with a policy that may evict */
 int rl_oom_check;         /* maxmemory set, noeviction: the call path tests for OOM (rl_module.h) */
+int rl_lfu_hint;          /* maxmemory set, an LFU policy: every write marks its key (rl_module.h, rl_lfu_keep) */
 
 void rl_evict_unlink(RedisModuleString *key, const void *value) {
     (void)value;
@@ -134,8 +138,10 @@ static long long maxmemory_bytes(RedisModuleCtx *ctx) {
  * allocations, would refuse writes the server had just made room for. From the configuration, not the
  * context's flags, which a replica that ignores maxmemory reports without it and which no event
  * refreshes when it is promoted. */
-static void refresh_oom_check(RedisModuleCtx *ctx, const char *policy) {
-    rl_oom_check = maxmemory_bytes(ctx) > 0 && strcmp(policy, "noeviction") == 0;
+static void refresh_write_flags(RedisModuleCtx *ctx, const char *policy) {
+    long long maxmemory = maxmemory_bytes(ctx);
+    rl_oom_check = maxmemory > 0 && strcmp(policy, "noeviction") == 0;
+    rl_lfu_hint = maxmemory > 0 && (strcmp(policy, "allkeys-lfu") == 0 || strcmp(policy, "volatile-lfu") == 0);
 }
 
 /* Warn when the server may evict limiter keys and did not before (or at load), and note whether the call
@@ -145,7 +151,7 @@ static void check_policy(RedisModuleCtx *ctx) {
     int evictable = (flags & REDISMODULE_CTX_FLAGS_EVICT) != 0;
     char policy[64];
     policy_name(ctx, policy, sizeof policy);
-    refresh_oom_check(ctx, policy);
+    refresh_write_flags(ctx, policy);
     if (evictable && !evictable_now) {
         RedisModule_Log(ctx, "warning",
                         "ratelimit: maxmemory-policy %s with maxmemory set lets the server evict limiter keys "

@@ -67,6 +67,7 @@ static int fail(RedisModuleCtx *ctx, int stat, const char *err) {
 static int written(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname, rl_lease_value *value,
                    int64_t now_us, int stat, const char *event) {
     rl_lease_store(ctx, key, keyname, value, now_us);
+    rl_lfu_keep(key);
     RedisModule_CloseKey(key);
     RedisModule_SignalModifiedKey(ctx, keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, event, keyname);
@@ -95,6 +96,7 @@ static int find_named(RedisModuleCtx *ctx, RedisModuleString *keyname, const cha
     l->now_us = rl_clock_now_us();
     if (kind == 1) {
         int done = rl_bundle_lease_edit(ctx, l->key, keyname, id, id_len, renew_ms, l->now_us);
+        if (done) rl_lfu_keep(l->key);
         RedisModule_CloseKey(l->key);
         if (done) {
             RedisModule_SignalModifiedKey(ctx, keyname);

@@ -116,7 +116,7 @@ static void log_lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleStrin
 
 /* Write lock l into the open key t (whatever it holds), or drop the record when l says nothing at now: the key
  * keeps its state with the state's own expiry (or goes, if that state is idle), a lock alone goes. */
-static void lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *keyname, const rl_lock *l,
+static void lock_store(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *keyname, const rl_lock *l,
                        int64_t now_us) {
     int alive = rl_lock_alive(l, now_us);
     int64_t lock_expire = alive ? rl_clock_expire_at_ms(now_us, rl_lock_end_us(l) - now_us) : 0;
@@ -150,6 +150,13 @@ static void lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *k
     RedisModule_SetAbsExpire(t->key, expire);
     if (alive) rl_replicate_cell_locked(ctx, keyname, lim, &cell, n, &rec, expire);
     else rl_replicate_cell(ctx, keyname, lim, &cell, n, expire);
+}
+
+/* A lock (or its end) written into its key, which then carries the LFU hint (rl_module.h, rl_lfu_keep). */
+static void lock_write(RedisModuleCtx *ctx, lock_target *t, RedisModuleString *keyname, const rl_lock *l,
+                       int64_t now_us) {
+    lock_store(ctx, t, keyname, l, now_us);
+    rl_lfu_keep(t->key);
 }
 
 static void touched(RedisModuleCtx *ctx, RedisModuleString *keyname, const char *event) {

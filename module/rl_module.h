@@ -234,6 +234,20 @@ static inline int rl_write_refused(RedisModuleCtx *ctx) {
            !(flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
 }
 
+/* The LFU hint (docs/eviction-protection.md): under an LFU maxmemory-policy (allkeys-lfu, volatile-lfu) with a
+ * maxmemory, every write of a limiter key sets its LFU counter to the top, 255, so that an exhausted limiter
+ * left idle outlives fresh data: a new key starts at 5, and a counter loses one per lfu-decay-time minutes
+ * of idleness, so 255 keeps the key ahead for about 250 of them (4 hours at the default). Only on a write:
+ * a call that writes nothing (a denial, DRYRUN, _RO) opens the key as any read does, and the server's own
+ * LFU update applies; the state the key holds is what a write last left, so the write is the moment to
+ * mark it. Never above 255: RedisModule_SetLFU asserts lfu_freq <= 255 and aborts Redis 7.0. evict.c keeps
+ * the flag (at load and on CONFIG SET); off, this is one test of it. */
+#define RL_LFU_TOP 255
+extern int rl_lfu_hint;
+static inline void rl_lfu_keep(RedisModuleKey *key) {
+    if (__builtin_expect(rl_lfu_hint, 0) && key) RedisModule_SetLFU(key, RL_LFU_TOP); /* ERR on an emptied key */
+}
+
 /* stats.c: the counters of INFO ratelimit, per command: a limiter's command at 2 * its index, its
  * read-only form next, then RL.ALL, RL.ALL_RO, CL.THROTTLE, RL.RESET, RL.RELEASE and RL.RENEW. keys_deleted is
  * RL.RESET's alone, which has no verdict, units or keys created. RL.RELEASE and RL.RENEW count an answer 1 as

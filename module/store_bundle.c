@@ -411,6 +411,7 @@ static void bundle_finish(RedisModuleCtx *ctx, rl_pending *first) {
         if (stored) stored->n = 0; /* (its entries' parts freed above or now b's) */
         rl_bundle_put(ctx, open_key.key, first->keyname, b, rl_clock_expire_at_ms(expire_at_ms * 1000, 0));
     }
+    rl_lfu_keep(open_key.key);
     RedisModule_SignalModifiedKey(ctx, first->keyname);
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, "rl.check", first->keyname);
 }

@@ -5,8 +5,11 @@
  * of the module's data-type keys that are gone (counted one by one with EXISTS), whatever else the server
  * evicted (filler, sliding logs: not counted, docs/operations.md says why); the warning line appears in the
  * server's log, at most once a minute; the policy warning appears at load and on CONFIG SET of a policy or
- * a maxmemory that makes limiter keys evictable, and never under noeviction. The closing line is
+ * a maxmemory that makes limiter keys evictable, and never under noeviction. Under an LFU policy with a
+ * maxmemory, every write of a limiter key sets its LFU counter to 255 (OBJECT FREQ), and nothing else does
+ * (docs/eviction-protection.md). The closing line is
  * "integration_eviction: N passed, N failed". */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -154,7 +157,80 @@ static void test_evictions_counted(void) {
     server_stop(s);
 }
 
+/* OBJECT FREQ of a key: its LFU counter (LLONG_MIN when refused: not an LFU policy). */
+static long long lfu_of(redisContext *c, const char *key) { return cmd_int(c, "OBJECT FREQ %s", key); }
+
+/* The LFU hint: under an LFU policy with a maxmemory, every write of a limiter key (each kind, sliding logs,
+ * CL.THROTTLE, a lock) leaves its counter at 255, a plain key's stays low; a call that writes nothing (a
+ * denial, DRYRUN) leaves the counter as it was; without a maxmemory, or under an LRU policy, nothing is set
+ * (OBJECT FREQ is refused there: the server keeps no counter). */
+static void test_lfu_hint(void) {
+    const char *const lfu[] = {"--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lfu", NULL};
+    server *s = server_start(lfu);
+    redisContext *c = server_connect(s);
+    CHECK(reply_ok(cmd(c, "RL.POLICY SET evpol LIMIT a TOKEN 5 1 3600000")));
+    for (size_t k = 0; k < NKINDS; k++) CHECK(reply_ok(cmdline(c, kinds[k], 0)));
+    CHECK(reply_ok(cmd(c, "RL.SLIDINGLOG ev:log:0 5 3600000")));
+    CHECK(reply_ok(cmd(c, "CL.THROTTLE ev:cl:0 5 1 60")));
+    CHECK(cmd_status_is(c, "OK", "SET ev:plain v"));
+    for (size_t k = 0; k < NKINDS; k++) {
+        char key[64];
+        snprintf(key, sizeof key, kind_keys[k], 0);
+        CHECK_EQ(lfu_of(c, key), 255);
+    }
+    CHECK_EQ(lfu_of(c, "ev:log:0"), 255);
+    CHECK_EQ(lfu_of(c, "ev:cl:0"), 255);
+    long long plain = lfu_of(c, "ev:plain");
+    CHECK(plain >= 0 && plain < 255);
+
+    /* Without a maxmemory nothing is evicted, and nothing is set: a key written then stays low. */
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 0"));
+    CHECK(reply_ok(cmd(c, "RL.TOKEN ev:deny 1 1 3600000"))); /* admitted: its one token taken */
+    long long before = lfu_of(c, "ev:deny");
+    CHECK(before >= 0 && before < 255);
+    /* With one again, a denial and a DRYRUN write nothing, and leave the counter below the top. */
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 100mb"));
+    rl_result r = rl(c, "RL.TOKEN ev:deny 1 1 3600000");
+    CHECK(r.ok && r.allowed == 0);
+    r = rl(c, "RL.TOKEN ev:deny 1 1 3600000 DRYRUN");
+    CHECK(r.ok && r.allowed == 0);
+    long long after = lfu_of(c, "ev:deny");
+    CHECK(after >= before && after < 255);
+    /* A write marks it: a lock, a lease's renewal. */
+    CHECK(reply_ok(cmd(c, "RL.BLOCK ev:deny 3600000")));
+    CHECK_EQ(lfu_of(c, "ev:deny"), 255);
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 0"));
+    redisReply *lease = cmd(c, "RL.ACQUIRE ev:renew 5 3600000");
+    int leased = lease && lease->type == REDIS_REPLY_ARRAY && lease->elements == 7 &&
+                 lease->element[6]->type == REDIS_REPLY_STRING;
+    CHECK(leased);
+    long long unmarked = lfu_of(c, "ev:renew");
+    CHECK(unmarked >= 0 && unmarked < 255);
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 100mb"));
+    if (leased) CHECK_EQ(cmd_int(c, "RL.RENEW ev:renew %s 3600000", lease->element[6]->str), 1);
+    freeReplyObject(lease);
+    CHECK_EQ(lfu_of(c, "ev:renew"), 255);
+
+    /* volatile-lfu: the same (limiter keys carry a TTL, so they are its candidates). */
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory-policy volatile-lfu"));
+    CHECK(reply_ok(cmd(c, "RL.TOKEN ev:vol 5 1 3600000")));
+    CHECK_EQ(lfu_of(c, "ev:vol"), 255);
+
+    /* allkeys-lru: no counter to set; every kind still answers, and OBJECT FREQ is refused. */
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory-policy allkeys-lru"));
+    int answered = 1;
+    for (size_t k = 0; k < NKINDS; k++) answered &= reply_ok(cmdline(c, kinds[k], 1));
+    answered &= reply_ok(cmd(c, "RL.SLIDINGLOG ev:log:1 5 3600000"));
+    answered &= reply_ok(cmd(c, "CL.THROTTLE ev:cl:1 5 1 60"));
+    CHECK(answered);
+    CHECK_EQ(lfu_of(c, "ev:token:1"), LLONG_MIN);
+    CHECK(cmd_int(c, "OBJECT IDLETIME ev:token:1") >= 0);
+    redisFree(c);
+    server_stop(s);
+}
+
 int main(void) {
+    test_lfu_hint();
     test_policy_warnings();
     test_evictions_counted();
     return check_summary("integration_eviction");
