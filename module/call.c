@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "rl_module.h"
+#include "evict.h"
 
 static void commit(RedisModuleCtx *ctx, rl_pending *p) {
     p->lim->steps->commit(ctx, p);

@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "parse.h"
 #include "rl_module.h"
+#include "evict.h"
 
 #define CL_NAME RL_CL_THROTTLE_NAME
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "rl_module.h"
+#include "evict.h"
 
 #define EVICT_LOG_EVERY_MS 60000 /* at most one eviction line a minute */
 

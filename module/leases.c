@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "compat.h"
 #include "rl_module.h"
+#include "evict.h"
 
 static const rl_limiter *lease_limiter(void) {
     for (int i = 0; i < RL_NLIMITERS; i++)

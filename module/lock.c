@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "evict.h"
 #include "store_log_parts.h"
 
 /* --- a key's lock, whatever holds it ---------------------------------------------------------------- */

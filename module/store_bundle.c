@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "compat.h"
 #include "rl_module.h"
+#include "evict.h"
 
 /* An entry's instants are the limiters' clock's ms (the test clock's, when frozen), the key's expiry the
  * server's: rl_clock_expire_at_ms converts, when the key is written. */

@@ -45,6 +45,7 @@
 #include "clock.h"
 #include "answer.h"
 #include "rl_module.h"
+#include "evict.h"
 
 long long rl_waiters;
 int rl_effects_forced;
