@@ -14,11 +14,11 @@ chaos: deps $(MODULE) servers
 
 FAILOVER_RUNS ?= 5
 chaos-failover: deps $(MODULE) servers
-	@for s in $(SERVERS); do \
+	@rc=0; for s in $(SERVERS); do \
 		dir=$$(scripts/servers.sh bindir $$s) || exit 1; \
 		REDIS_SERVER=$$dir/redis-server REDIS_CLI=$$dir/redis-cli \
-			scripts/chaos/failover.py --runs $(FAILOVER_RUNS) $(FAILOVER_ARGS) || exit 1; \
-	done
+			scripts/chaos/failover.py --runs $(FAILOVER_RUNS) $(FAILOVER_ARGS) || rc=1; \
+	done; exit $$rc
 
 # run-tests.sh runs each TEST_PROGRAMS entry without arguments: one-line wrappers give them theirs.
 CHAOS_SMOKE := $(BUILD)/chaos-smoke.sh

@@ -37,7 +37,7 @@ What must hold (each a check):
     not replicated); never after a graceful failover, never on another shard;
   - errors only on the killed shard, and only from the kill until its replica serves plus 1.5 s (the
     clients' reload of the slot map); none on the other shards (graceful failovers: redirections only);
-  - every waiter answered within its timeout plus 5 s (a reply, -UNBLOCKED when its node became a replica,
+  - every waiter answered within its timeout plus 12 s (a reply, -UNBLOCKED when its node became a replica,
     or a closed connection when its node was killed), none left hanging;
   - the shards serve grants again after each failover; the cluster ends with 3 primaries, each with a
     synchronised replica holding byte-for-byte its keys (DUMP), and every node is stopped at the end.
@@ -62,6 +62,11 @@ from redis.crc import key_slot
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODES = 6
 STRICT_WAIT = ["WAIT", "1", "200"]
+# How long a client waits for an answer before calling it an error (limiter calls) or a hang (waiters, on
+# top of their timeout): a graceful CLUSTER FAILOVER pauses the primary's writes until its replica has
+# caught up and won the election, up to twice the manual failover's 5 s timeout (measured: 5.7 s once,
+# when the election was slow), and a call held by that pause is answered after it, not lost.
+PAUSE_S = 12
 
 # The limiters every client calls, per shard: (name, command words after the key, kind, limit, param).
 # kind "window": FIXED window of `param` ms; "token": capacity `limit`, one token per `param` ms;
@@ -326,7 +331,7 @@ def call(router, key, words, strict, out):
 def limiter_client(ports, tags, end_at, path, seed):
     """One process: loops over every limiter of every shard, plain and strict, until end_at."""
     random.seed(seed)
-    router = Router(ports, timeout=3)
+    router = Router(ports, timeout=PAUSE_S)
     out = {"grants": [], "errors": [], "moved": 0, "calls": 0, "unknown": []}
     keys = [(f"{mode}:{name}:{{{tag}}}", words, name, mode == "strict")
             for tag in tags for name, words, _, _, _ in LIMITERS for mode in ("plain", "strict")]
@@ -355,12 +360,12 @@ def limiter_client(ports, tags, end_at, path, seed):
 
 def waiter_client(ports, tags, end_at, path, threads):
     """One process, `threads` connections each looping on a contended RL.TOKEN ... WAIT 1500, then
-    WAIT 1 200 after a grant. An answer later than the timeout plus 5 s is a hang (recorded)."""
+    WAIT 1 200 after a grant. An answer later than the timeout plus PAUSE_S is a hang (recorded)."""
     out = {"grants": [], "errors": [], "moved": 0, "calls": 0, "answers": {}, "hung": 0}
     lock = threading.Lock()
 
     def loop(i):
-        router = Router(ports, timeout=1.5 + 5)
+        router = Router(ports, timeout=1.5 + PAUSE_S)
         tag = tags[i % len(tags)]
         key = f"waiter:{WAITER_CMD[0]}:{{{tag}}}"
         words = [WAITER_CMD[1][0], key] + WAITER_CMD[1][2:]
@@ -768,7 +773,7 @@ def analyse(res, check, log, trust_unacked=False):
         elif kind != "moved":
             bad.append((key, round(at - ev["kill"]), kind, text))
     check("errors only on the killed shard, from the kill until its replica serves (+1.5 s)", not bad, bad[:5])
-    check("every waiter answered within its timeout + 5 s", load["hung"] == 0, load["hung"])
+    check(f"every waiter answered within its timeout + {PAUSE_S} s", load["hung"] == 0, load["hung"])
     # Liveness: each shard grants after each event.
     for what, since in (("after the promotion", ev["serving"]), ("after the graceful failovers",
                                                                      ev["graceful_a_done"])):
