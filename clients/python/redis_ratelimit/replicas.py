@@ -214,7 +214,8 @@ class AsyncReplicaClient(_Replicas):
 
 def with_replicas(client: Any, replicas: int = 1, timeout_ms: int = 100) -> ReplicaClient:
     """`client` for the package's calls, each grant acknowledged by at least `replicas` replicas (Redis's
-    WAIT, up to timeout_ms) before it is returned; NotReplicated otherwise."""
+    WAIT, up to timeout_ms; 0 waits without a limit, as WAIT does) before it is returned; NotReplicated
+    otherwise."""
     return ReplicaClient(client, replicas, timeout_ms)
 
 

@@ -26,7 +26,8 @@ from test_lua_mode import executable, free_port
 import redis_ratelimit.asyncio as aio
 from redis_ratelimit import (NotReplicated, Policy, SlidingLog, Token, acquire, check, limit, limit_all, policy_set,
                              release, renew, reset, throttle, with_replicas)
-from redis_ratelimit.limiter import Limiter
+from redis_ratelimit.limiter import AsyncLimiter, Limiter
+from redis_ratelimit.replicas import ReplicaClient
 from redis_ratelimit.policy import FROM_FAILURE
 
 FULL = Token(2, 1, 60_000)  # two admissions, then denials (the clock is frozen: no refill)
@@ -204,6 +205,10 @@ class WithoutAReplica(RedisCase):
 
     def test_the_limiter_takes_it_as_a_failure(self) -> None:
         limiter = Limiter(self.w, [Policy("api", FULL)], on_failure="deny", timeout_ms=1000)
+        # its private pool (the timeout) in the application's wrapper again, with the same settings
+        self.assertIsInstance(limiter.sender, ReplicaClient)
+        self.assertIsNot(limiter.sender, self.w)
+        self.assertEqual((limiter.sender.replicas, limiter.sender.timeout_ms), (1, 10))
         try:
             decision = limiter.check("u:7")
             self.assertEqual((decision.allowed, decision.source), (False, FROM_FAILURE))
@@ -221,6 +226,10 @@ class WithoutAReplica(RedisCase):
                 with self.assertRaises(aio.NotReplicated):
                     await aio.limit(w, "a:1", Token(1, 1, 60_000))
                 self.assertFalse((await aio.limit(w, "a:1", Token(1, 1, 60_000))).allowed)
+                limiter = AsyncLimiter(w, [Policy("api", FULL)], on_failure="deny", timeout_ms=1000)
+                decision = await limiter.check("a:7")
+                self.assertEqual((decision.allowed, decision.source), (False, FROM_FAILURE))
+                await limiter.close()
             finally:
                 await ar.close()
         asyncio.run(main())
