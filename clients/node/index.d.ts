@@ -11,4 +11,5 @@ export * from './lib/lease';
 export * from './lib/commands';
 export * from './lib/adapters/express-rate-limit';
 export * from './lib/lua-mode';
+export * from './lib/replicas';
 export * from './lib/adapters/rate-limiter-flexible';

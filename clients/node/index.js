@@ -4,7 +4,8 @@
 // denials (lib/limiter.js, lib/local.js: the in-process limiters), the Express and Fastify middlewares
 // (lib/express.js, lib/fastify.js), leases held for a block of work (lib/lease.js), the package's table
 // of the module's commands (lib/commands.js), the Lua mode for servers without the module
-// (lib/lua-mode.js), and the adapters for express-rate-limit and rate-limiter-flexible (lib/adapters/).
+// (lib/lua-mode.js), grants acknowledged by replicas before they count (lib/replicas.js), and the adapters
+// for express-rate-limit and rate-limiter-flexible (lib/adapters/).
 // index.mjs is the ES module entry, index.d.ts the TypeScript declarations.
 'use strict';
 
@@ -20,5 +21,6 @@ module.exports = {
   ...require('./lib/commands'),
   ...require('./lib/adapters/express-rate-limit'),
   ...require('./lib/lua-mode'),
+  ...require('./lib/replicas'),
   ...require('./lib/adapters/rate-limiter-flexible'),
 };

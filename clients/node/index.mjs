@@ -22,4 +22,5 @@ export const { lease, withLease, LeaseDeniedError, HeldLease } = cjs;
 export const { COMMAND_TABLE, EXCLUDED_COMMANDS } = cjs;
 export const { ExpressRateLimitStore } = cjs;
 export const { withMode, ModeClient, LUA_SCRIPT, LUA_SHA } = cjs;
+export const { withReplicas, ReplicaClient, NotReplicatedError } = cjs;
 export const { RateLimiterModule, RateLimiterRes } = cjs;

@@ -8,10 +8,16 @@
 // so ioredis's own routing (and its MOVED, ASK and retry handling) takes it to the right node. RL.ALL and
 // RL.RESET route by their first key; all their keys must share a slot (one hash tag: {user42}:a, {user42}:b),
 // or the server answers CROSSSLOT. Stored policies are per server, not keys: RL.POLICY's writes go to every
-// primary, and its reads ask every primary and refuse to answer when they disagree.
+// primary, and its reads ask every primary and refuse to answer when they disagree. A withReplicas wrapper
+// (lib/replicas.js) sends the calls about a key itself (a writing one with its WAIT, through the same keyed
+// command); what is no key's goes to the client it wraps.
 'use strict';
 
 const isCluster = (redis) => Boolean(redis && redis.isCluster);
+
+// The mark of a withReplicas wrapper (a symbol: no client has it by chance), and the client it wraps.
+const REPLICATED = Symbol.for('redis-ratelimit.replicated');
+const unwrapped = (redis) => (redis && redis[REPLICATED] ? redis.redis : redis);
 
 let KeyedCommand = null;
 
@@ -38,6 +44,7 @@ function keyedCommand(command, args, key) {
 // One command about `key` (it is among args too): the reply as ioredis's call() gives it (strings, not
 // Buffers).
 function send(redis, key, command, args) {
+  if (redis && redis[REPLICATED]) return redis.send(key, command, args);
   if (!isCluster(redis)) return redis.call(command, ...args);
   const keyed = keyedCommand(command, args, key);
   redis.sendCommand(keyed);
@@ -56,7 +63,8 @@ const nodeName = (node) => `${node.options.host}:${node.options.port}`;
 
 // A command that is no key's (RL.POLICY SET, DEL, FLUSH): sent to every primary of a cluster, and the
 // replies, one per primary (one reply on a single server).
-async function sendEverywhere(redis, command, args) {
+async function sendEverywhere(wrapped, command, args) {
+  const redis = unwrapped(wrapped);
   if (!isCluster(redis)) return [await redis.call(command, ...args)];
   return Promise.all((await primaries(redis)).map((node) => node.call(command, ...args)));
 }
@@ -64,7 +72,8 @@ async function sendEverywhere(redis, command, args) {
 // A read that is no key's (RL.POLICY GET, LIST): on a cluster every primary must answer the same, since an
 // RL.CHECK runs on the primary of its key; when they differ (a primary added, or missed by a write), the
 // error names the primaries, so that the policy can be set again.
-async function readEverywhere(redis, command, args) {
+async function readEverywhere(wrapped, command, args) {
+  const redis = unwrapped(wrapped);
   if (!isCluster(redis)) return redis.call(command, ...args);
   const nodes = await primaries(redis);
   const replies = await Promise.all(nodes.map((node) => node.call(command, ...args)));
@@ -77,4 +86,4 @@ async function readEverywhere(redis, command, args) {
   return replies[0];
 }
 
-module.exports = { send, sendEverywhere, readEverywhere, isCluster };
+module.exports = { send, sendEverywhere, readEverywhere, isCluster, keyedCommand, REPLICATED };

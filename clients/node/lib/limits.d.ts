@@ -3,8 +3,9 @@
 // carries the module's six reply fields, `granted` with ATMOST, `lease` for RL.ACQUIRE.
 import type { Cluster, Redis } from 'ioredis';
 
-/** An ioredis client or Cluster (each call is routed to its key's node). */
-export type RedisClient = Redis | Cluster | import('./lua-mode').ModeClient;
+/** An ioredis client or Cluster (each call is routed to its key's node), or one wrapped by withMode or
+ * withReplicas. */
+export type RedisClient = Redis | Cluster | import('./lua-mode').ModeClient | import('./replicas').ReplicaClient;
 /** A Redis key, sent as its bytes. */
 export type RedisKey = string | Buffer;
 /** RL.SMOOTH's decimals: sent as plain digits, never an exponent; a string as given. */

@@ -13,6 +13,7 @@ from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease,
                      Result, SlidingLog, Smooth, Spec, ThrottleResult, Token, Window, acquire, block, leases, limit,
                      limit_all, lockinfo, release, renew, reset, throttle, unblock)
 from .lua_mode import ModeClient, with_mode
+from .replicas import NotReplicated, ReplicaClient, with_replicas
 from .policy import Decision, Policy, check_request
 from .stored_policy import (StoredPolicy, check, policy_del, policy_flush, policy_get, policy_list,
                             policy_set)
@@ -25,3 +26,4 @@ __all__ = ["AcquireResult", "AllResult", "AtMostResult", "Concurrency", "Decisio
            "leases", "limit", "limit_all", "lockinfo", "policy_del", "policy_flush", "policy_get", "policy_list",
            "policy_set", "rate_limit_headers", "release", "renew", "reset", "throttle", "unblock"]
 __all__ += ["ModeClient", "with_mode"]  # the Lua mode (lua_mode.py)
+__all__ += ["NotReplicated", "ReplicaClient", "with_replicas"]  # grants that survive a failover (replicas.py)

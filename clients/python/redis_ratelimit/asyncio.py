@@ -16,6 +16,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from ._call import Call, merged, route
 from .lua_mode import AsyncModeClient
+from .replicas import AsyncReplicaClient, NotReplicated
 from .held_lease import HeldLease, LeaseDenied, held_or_denied, renew_every_s, renewed
 from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease, LeaseId, Leaky, LockInfo, Lockout,
                      Quota, Result, SlidingLog, Smooth, Spec, ThrottleResult, Token, Window, acquire_call, block_call,
@@ -24,7 +25,7 @@ from .limits import (AcquireResult, AllResult, AtMostResult, Concurrency, Lease,
 from .stored_policy import (StoredPolicy, check_call, policy_del_call, policy_flush_call, policy_get_call,
                             policy_list_call, policy_set_call)
 
-__all__ = ["AcquireResult", "AsyncModeClient", "with_mode",
+__all__ = ["AcquireResult", "AsyncModeClient", "with_mode", "AsyncReplicaClient", "NotReplicated", "with_replicas",
            "AllResult", "AtMostResult", "Concurrency", "HeldLease", "Lease", "LeaseDenied", "Leaky",
            "LockInfo", "Lockout", "Quota", "Result", "SlidingLog", "Smooth", "StoredPolicy", "ThrottleResult",
            "Token", "Window", "acquire", "block", "check", "lease", "leases", "limit", "limit_all", "lockinfo",
@@ -44,6 +45,12 @@ def with_mode(client: Any, mode: str = "auto") -> AsyncModeClient:
     """A redis.asyncio.Redis for this module's calls in a mode: "module", "lua" (the script, on a server
     without the module) or "auto" (redis_ratelimit.lua_mode)."""
     return AsyncModeClient(client, mode)
+
+
+def with_replicas(client: Any, replicas: int = 1, timeout_ms: int = 100) -> AsyncReplicaClient:
+    """A redis.asyncio.Redis or RedisCluster for this module's calls, each grant acknowledged by at least
+    `replicas` replicas within timeout_ms, else NotReplicated (redis_ratelimit.replicas)."""
+    return AsyncReplicaClient(client, replicas, timeout_ms)
 
 
 async def arun(client: AsyncClient, call: "Call[T]") -> T:

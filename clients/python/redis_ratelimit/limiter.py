@@ -37,6 +37,7 @@ import redis.asyncio
 
 from .limits import SlidingLog
 from .local import LocalLimiter, local_form_error
+from .replicas import NotReplicated, inner_client
 from .policy import (FROM_FAILURE, FROM_LOCAL, Decision, Policy, decision_of, policy_keys,
                      request_args)
 
@@ -63,9 +64,10 @@ class Stats:
 
 def is_outage(error: BaseException) -> bool:
     """A failure of Redis itself (the on_failure answer applies), as opposed to a wrong command, which is
-    raised: connection errors and timeouts, a loading, busy or read-only server, a cluster that is down."""
+    raised: connection errors and timeouts, a loading, busy or read-only server, a cluster that is down, and
+    a grant too few replicas acknowledged (NotReplicated: with_replicas)."""
     if isinstance(error, (redis.ConnectionError, redis.TimeoutError, asyncio.TimeoutError, OSError,
-                          redis.exceptions.ReadOnlyError)):
+                          redis.exceptions.ReadOnlyError, NotReplicated)):
         return True
     return isinstance(error, redis.ResponseError) and str(error).split(" ", 1)[0] in (
         "BUSY", "LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN")
@@ -236,6 +238,12 @@ def timeout_pool_kwargs(pool: Any, timeout_s: float) -> Dict[str, Any]:
     return kwargs
 
 
+def rewrapped(replicas: Any, private: Any) -> Any:
+    """The limiter's private client, in the application's with_replicas wrapper again if it had one (the
+    same replicas and timeout): the timeout bounds the command and its WAIT together."""
+    return private if replicas is None else type(replicas)(private, replicas.replicas, replicas.timeout_ms)
+
+
 class BaseLimiter:
     """The constructor and the read-only attributes both limiters share."""
 
@@ -275,11 +283,12 @@ class Limiter(BaseLimiter):
         super().__init__(client, policies, **options)
         self.sender = client
         timeout_ms = self.core.timeout_ms
-        if timeout_ms is not None and isinstance(client, redis.Redis):
-            pool = client.connection_pool
+        inner, replicas = inner_client(client)
+        if timeout_ms is not None and isinstance(inner, redis.Redis):
+            pool = inner.connection_pool
             kwargs = timeout_pool_kwargs(pool, timeout_ms / 1000)
-            self.sender = redis.Redis(connection_pool=redis.ConnectionPool(
-                connection_class=pool.connection_class, max_connections=pool.max_connections, **kwargs))
+            self.sender = rewrapped(replicas, redis.Redis(connection_pool=redis.ConnectionPool(
+                connection_class=pool.connection_class, max_connections=pool.max_connections, **kwargs)))
 
     def check(self, client_key: str, cost: int = 1) -> Decision:
         """Decide one request of `client_key` (of `cost` units) against every policy."""
@@ -298,7 +307,7 @@ class Limiter(BaseLimiter):
     def close(self) -> None:
         """Close the private pool (the application's client is left as it is)."""
         if self.sender is not self.client:
-            self.sender.connection_pool.disconnect()
+            inner_client(self.sender)[0].connection_pool.disconnect()
 
 
 class AsyncLimiter(BaseLimiter):
@@ -308,11 +317,12 @@ class AsyncLimiter(BaseLimiter):
         super().__init__(client, policies, **options)
         self.sender = client
         timeout_ms = self.core.timeout_ms
-        if timeout_ms is not None and isinstance(client, redis.asyncio.Redis):
-            pool = client.connection_pool
+        inner, replicas = inner_client(client)
+        if timeout_ms is not None and isinstance(inner, redis.asyncio.Redis):
+            pool = inner.connection_pool
             kwargs = timeout_pool_kwargs(pool, timeout_ms / 1000)
-            self.sender = redis.asyncio.Redis(connection_pool=redis.asyncio.ConnectionPool(
-                connection_class=pool.connection_class, max_connections=pool.max_connections, **kwargs))
+            self.sender = rewrapped(replicas, redis.asyncio.Redis(connection_pool=redis.asyncio.ConnectionPool(
+                connection_class=pool.connection_class, max_connections=pool.max_connections, **kwargs)))
 
     async def send(self, args: List[object]) -> Any:
         """One command on one connection of the pool; a connection left by an error or a cancellation is
@@ -351,4 +361,4 @@ class AsyncLimiter(BaseLimiter):
 
     async def close(self) -> None:
         if self.sender is not self.client:
-            await self.sender.connection_pool.disconnect()
+            await inner_client(self.sender)[0].connection_pool.disconnect()

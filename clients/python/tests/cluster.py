@@ -3,7 +3,8 @@ sync through redis.RedisCluster and asyncio through redis.asyncio.RedisCluster: 
 on every shard, RL.ALL on keys of one hash tag (and the client's refusal of keys of several slots), leases
 taken, listed and released, RL.RESET, and policies: policy_set reaches every primary (each asked directly),
 check() answers on keys of every shard, policy_get/policy_list agree, primaries that disagree are an
-error, policy_del and policy_flush reach them all. Closes with "python-cluster: N passed, N failed"."""
+error, policy_del and policy_flush reach them all; with_replicas on keys of every shard (the WAIT on the
+key's own primary, the grant on its replica). Closes with "python-cluster: N passed, N failed"."""
 
 import asyncio
 import os
@@ -37,6 +38,32 @@ def keys_on_every_shard(cluster: RedisCluster, prefix: str) -> List[str]:
         found.setdefault(cluster.get_node_from_key(key).name, key)
         n += 1
     return sorted(found.values())
+
+
+def waits(node: Any) -> int:
+    """WAIT commands a node has run (INFO commandstats: cmdstat_wait)."""
+    r = redis.Redis(host=node.host, port=node.port)
+    try:
+        return int(r.info("commandstats").get("cmdstat_wait", {}).get("calls", 0))
+    finally:
+        r.close()
+
+
+def on_replica(cluster: RedisCluster, key: str) -> List[Any]:
+    """The key's DUMP on its primary and on that primary's replica (as the primary's INFO replication
+    names it: the client's slot map may predate the replicas). READONLY first, on the pipeline's one
+    connection: a cluster's replica redirects reads of its slots otherwise."""
+    owner = cluster.get_node_from_key(key)
+    primary = redis.Redis(host=owner.host, port=owner.port)
+    link = primary.info("replication")["slave0"]
+    dumps = []
+    for r in (primary, redis.Redis(host="127.0.0.1", port=int(link["port"]))):
+        pipe = r.pipeline(transaction=False)
+        pipe.execute_command("READONLY")
+        pipe.dump(key)
+        dumps.append(pipe.execute()[1])
+        r.close()
+    return dumps
 
 
 def primaries(cluster: RedisCluster) -> List[redis.Redis]:
@@ -99,6 +126,22 @@ class SyncCluster(unittest.TestCase):
         rl.policy_flush(self.c)
         self.assertEqual(rl.policy_list(self.c), [])
 
+    def test_with_replicas_on_every_shard(self) -> None:
+        """A grant through with_replicas on a key of each shard returns (its replica acknowledged it: no
+        NotReplicated), the replica holds it, and the WAIT ran on the key's own primary, once."""
+        w = rl.with_replicas(self.c, replicas=1, timeout_ms=10_000)
+        for key in keys_on_every_shard(self.c, "s:acked"):
+            before = {node.name: waits(node) for node in self.c.get_primaries()}
+            self.assertTrue(rl.limit(w, key, Token(2, 1, 60_000)).allowed)
+            after = {node.name: waits(node) for node in self.c.get_primaries()}
+            owner = self.c.get_node_from_key(key).name
+            self.assertEqual({name: after[name] - before[name] for name in after},
+                             {name: int(name == owner) for name in after})
+            primary, replica = on_replica(self.c, key)
+            self.assertIsNotNone(primary)
+            self.assertEqual(replica, primary)
+        self.assertTrue(rl.limit_all(w, [("{s:acked}:a", Token(2, 1, 60_000))]).allowed)
+
     def test_primaries_that_disagree(self) -> None:
         one = primaries(self.c)[0]
         rl.policy_set(one, "api", POLICY)  # on one primary only
@@ -141,6 +184,28 @@ class AsyncCluster(unittest.TestCase):
                 self.assertEqual([h.lease_id for h in await aio.leases(c, "a:jobs")], [held.lease_id])
             self.assertEqual(await aio.leases(c, "a:jobs"), [])
         self.run_async(body)
+
+    def test_with_replicas_on_every_shard(self) -> None:
+        sync = RedisCluster(host="127.0.0.1", port=PORT)
+        keys = keys_on_every_shard(sync, "a:acked")
+
+        async def body(c: Any) -> None:
+            w = aio.with_replicas(c, replicas=1, timeout_ms=10_000)
+            try:
+                for key in keys:
+                    owner = sync.get_node_from_key(key)
+                    before = waits(owner)
+                    self.assertTrue((await aio.limit(w, key, Token(2, 1, 60_000))).allowed)
+                    self.assertEqual(waits(owner), before + 1)
+                    primary, replica = on_replica(sync, key)
+                    self.assertIsNotNone(primary)
+                    self.assertEqual(replica, primary)
+            finally:
+                await w.close()
+        try:
+            self.run_async(body)
+        finally:
+            sync.close()
 
     def test_policies_on_every_primary(self) -> None:
         sync = RedisCluster(host="127.0.0.1", port=PORT)

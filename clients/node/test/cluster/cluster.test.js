@@ -2,7 +2,8 @@
 // each call reaches the primary that owns its key's slot directly (no MOVED answered anywhere), RL.ALL and
 // RL.RESET run on keys sharing a hash tag (and other keys are the server's CROSSSLOT), the leases and the
 // lease helper, the locks, CL.THROTTLE, and the stored policies: set on every primary, checked on keys of
-// each primary, read back alike from all, and a primary that disagrees named. The module's real clock runs:
+// each primary, read back alike from all, and a primary that disagrees named; withReplicas on keys of every
+// shard (each primary has a replica: the WAIT on the key's own primary). The module's real clock runs:
 // only fields that no elapsed time changes are compared.
 'use strict';
 
@@ -13,6 +14,7 @@ const calculateSlot = require('cluster-key-slot');
 const rl = require('../..');
 
 const PORTS = (process.env.RL_CLUSTER_PORTS || '').split(' ').filter(Boolean).map(Number);
+const REPLICA_PORTS = (process.env.RL_CLUSTER_REPLICA_PORTS || '').split(' ').filter(Boolean).map(Number);
 let cluster;
 let direct; // one plain client per primary
 before(async () => {
@@ -153,4 +155,42 @@ test('the README\'s Cluster example runs as written', async () => {
   assert.equal(made.length, 1);
   assert.notEqual(await (await owner('user:42')).exists('user:42'), 0);
   for (const node of direct) assert.deepEqual(await node.call('RL.POLICY', 'LIST'), ['api']);
+});
+
+// The key's DUMP on its primary's replica (as the primary's INFO replication names it), READONLY first: a
+// cluster's replica redirects reads of its slots otherwise.
+async function dumpOnReplica(primary, key) {
+  const port = Number(/slave0:ip=[^,]*,port=(\d+)/.exec(await primary.info('replication'))[1]);
+  assert.ok(REPLICA_PORTS.includes(port), `the replica ${port} is one run-cluster-tests.sh started`);
+  const replica = new Redis({ host: '127.0.0.1', port });
+  try {
+    await replica.call('READONLY');
+    return await replica.dumpBuffer(key);
+  } finally {
+    replica.disconnect();
+  }
+}
+
+test('withReplicas on keys of every shard: acknowledged, the WAIT on the key\'s own primary, the grant on its replica', async () => {
+  const w = rl.withReplicas(cluster, { replicas: 1, timeoutMs: 10000 });
+  await rl.policySet(w, 'api', [['burst', rl.token(3, 1, 60000)]]); // no key's: every primary, as without it
+  for (const node of direct) assert.deepEqual(await node.call('RL.POLICY', 'LIST'), ['api']);
+  const byOwner = new Map();
+  for (let i = 0; byOwner.size < direct.length; i++) {
+    const key = `acked:${i}`;
+    const node = await owner(key);
+    if (!byOwner.has(node)) byOwner.set(node, key);
+  }
+  for (const [node, key] of byOwner) {
+    const waits = async () => Number((/cmdstat_wait:calls=(\d+)/.exec(await node.info('commandstats')) || [0, 0])[1]);
+    const before = await waits();
+    assert.equal((await rl.limit(w, key, rl.token(2, 1, 60000))).allowed, true);
+    assert.equal((await rl.check(w, 'api', `{${key}}`)).allowed, true);
+    assert.equal(await waits(), before + 2);
+    const dump = await node.dumpBuffer(key);
+    assert.ok(dump);
+    assert.deepEqual(await dumpOnReplica(node, key), dump);
+    assert.deepEqual(await dumpOnReplica(node, `{${key}}`), await node.dumpBuffer(`{${key}}`));
+  }
+  assert.equal(await redirections(), 0);
 });

@@ -7,7 +7,7 @@ import rl, {
   acquire, block, check, concurrency, leaky, lease, LeaseDeniedError, leases, limit, limitAll, lockinfo, lockout,
   policyDel, policyFlush, policyGet, policyList, policySet, quota, rateLimit, rateLimitHeaders, release, renew, reset,
   slidingLog, smooth, throttle, token, unblock, window, withLease, COMMAND_TABLE, EXCLUDED_COMMANDS, checkRequest,
-  problem, quotaPolicy, createLimiter, createLocalLimiter, rateLimitPlugin,
+  problem, quotaPolicy, createLimiter, createLocalLimiter, rateLimitPlugin, withReplicas, NotReplicatedError,
 } from 'redis-ratelimit';
 import Fastify from 'fastify';
 import type {} from 'redis-ratelimit/fastify-types';
@@ -138,7 +138,15 @@ rateLimit({ redis, policies: [{ name: 'jobs', spec: concurrency(5, 30000) }] });
 await lease(redis, 'jobs', 5, 30000, { dryrun: true });
 // @ts-expect-error: a held lease's id cannot be reassigned
 (await lease(redis, 'jobs', 5, 30000)).lease = 'other';
+// withReplicas(): the wrapper in place of the client; NotReplicatedError's fields.
+const replicated = withReplicas(cluster, { replicas: 1, timeoutMs: 100 });
+const acked: boolean = (await limit(replicated, 'user:42', token(10, 5, 1000))).allowed;
+createLimiter({ redis: withReplicas(redis), policies: [{ name: 'api', spec: token(10, 5, 1000) }] });
+const short = new Error() as unknown;
+const ackedBy: number = short instanceof NotReplicatedError ? short.acked : 0;
+// @ts-expect-error: the option is timeoutMs
+withReplicas(redis, { timeout: 100 });
 
-export { remaining, granted, viaLimit, jobLease, hourly, everything, held, info, wasLocked, deleted, cell, stored, names,
+export { acked, ackedBy, remaining, granted, viaLimit, jobLease, hourly, everything, held, info, wasLocked, deleted, cell, stored, names,
   existed, value, policyHeader, q, w, body, middleware, tokensOfToken, why, viaDefault, source, stats, localResult,
   guarded, wrongSource };
