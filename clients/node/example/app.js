@@ -9,6 +9,8 @@
 // --policy NAME=KIND:ARGS is repeatable, with the same KIND:ARGS as clients/python/example_app.py.
 // --on-failure deny|allow|local picks what a Redis failure does (lib/limiter.js); --no-deny-cache turns the
 // cache of denials off (the tests do: it counts real time, while their Redis clock is frozen).
+// --timeout-ms N sets how long a check may take before it counts as a Redis failure (default the
+// limiter's, 50 ms; tests that count exact admissions on a busy machine raise it).
 'use strict';
 
 const fs = require('node:fs');
@@ -67,11 +69,13 @@ function main() {
     log: { type: 'string' },
     'on-failure': { type: 'string', default: 'deny' },
     'no-deny-cache': { type: 'boolean', default: false },
+    'timeout-ms': { type: 'string' },
   } });
   const redis = new Redis({ host: values['redis-host'], port: Number(values['redis-port']), maxRetriesPerRequest: 1 });
   const log = requestLog(values.log);
   const app = createApp(redis, values.policy.map(parsePolicy), log,
-    { onFailure: values['on-failure'], ...(values['no-deny-cache'] ? { denyCache: false } : {}) });
+    { onFailure: values['on-failure'], ...(values['no-deny-cache'] ? { denyCache: false } : {}),
+      ...(values['timeout-ms'] ? { timeoutMs: Number(values['timeout-ms']) } : {}) });
   const server = app.listen(Number(values.port), '127.0.0.1', () => {
     process.stdout.write(`listening ${server.address().port}\n`);
   });
