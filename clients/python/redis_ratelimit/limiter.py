@@ -209,7 +209,7 @@ class LimiterCore:
                 self.stats.to_fallback += 1
         if not was_down:
             detail = str(error) or f"no answer within {self.timeout_ms} ms"
-            log.warning("Redis unreachable (%s: %s): on_failure=%s until it answers, "
+            log.warning("Redis failed (%s: %s): on_failure=%s until it answers, "
                         "tried again every %d ms", type(error).__name__, detail, self.on_failure, self.retry_ms)
         return self.fallback(client_key, cost, elapsed_ns)
 
