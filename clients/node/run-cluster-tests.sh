@@ -32,12 +32,18 @@ nodes=()
 for p in "${ports[@]}"; do nodes+=("127.0.0.1:$p"); done
 "$REDIS_CLI" --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"${dirs[0]}/create.log" 2>&1 ||
     { cat "${dirs[0]}/create.log"; fail "redis-cli --cluster create"; }
-for p in "${ports[@]}"; do
+# says PORT PATTERN WORDS...: the node's answer to WORDS has a line matching PATTERN within 10 s.
+says() {
+    local port=$1 pattern=$2 _
+    shift 2
     for _ in $(seq 100); do
-        server_ask "$p" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' && break
+        server_ask "$port" "$@" 2>/dev/null | grep -q "$pattern" && return 0
         sleep 0.1
     done
-    server_ask "$p" CLUSTER INFO | grep -q '^cluster_state:ok' || fail "node $p never reached cluster_state:ok"
+    return 1
+}
+for p in "${ports[@]}"; do
+    says "$p" '^cluster_state:ok' CLUSTER INFO || fail "node $p never reached cluster_state:ok"
 done
 
 # Which node redis-cli made a primary is its choice: ROLE says. A replica counts once its link is up.
@@ -46,11 +52,7 @@ for p in "${ports[@]}"; do
     role=$(server_ask "$p" ROLE | head -n 1)
     if [ "$role" = master ]; then primaries+=("$p"); continue; fi
     replicas+=("$p")
-    for _ in $(seq 100); do
-        server_ask "$p" INFO replication 2>/dev/null | grep -q '^master_link_status:up' && break
-        sleep 0.1
-    done
-    server_ask "$p" INFO replication | grep -q '^master_link_status:up' || fail "replica $p never linked to its primary"
+    says "$p" '^master_link_status:up' INFO replication || fail "replica $p never linked to its primary"
 done
 [ "${#primaries[@]}" -eq 3 ] || fail "expected 3 primaries, found ${#primaries[@]}"
 

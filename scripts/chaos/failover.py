@@ -526,24 +526,17 @@ def run_once(server, cli, module, args, log):
         events["rejoined"] = now_ms()
         time.sleep(phase / 1000)
 
-        # 3. graceful failover of shard B.
+        # 3. graceful failover of shard B; 4. the restarted node takes shard A back, gracefully.
         _, _, primary_b, replica_b = shards[b]
-        events["graceful_b"] = now_ms()
-        graceful_failover(cluster, replica_b)
-        wait_until("CLUSTER FAILOVER on shard B", 30,
-                   lambda: cluster.info(replica_b, "replication")["role"] == "master"
-                   and cluster.info(primary_b, "replication")["role"] == "slave")
-        events["graceful_b_done"] = now_ms()
-        time.sleep(phase / 1000)
-
-        # 4. the restarted node takes shard A back, gracefully.
-        events["graceful_a"] = now_ms()
-        graceful_failover(cluster, primary_a)
-        wait_until("CLUSTER FAILOVER back on shard A", 30,
-                   lambda: cluster.info(primary_a, "replication")["role"] == "master"
-                   and cluster.info(replica_a, "replication")["role"] == "slave")
-        events["graceful_a_done"] = now_ms()
-        time.sleep(phase / 1000)
+        for name, new_primary, old_primary in (("graceful_b", replica_b, primary_b),
+                                               ("graceful_a", primary_a, replica_a)):
+            events[name] = now_ms()
+            graceful_failover(cluster, new_primary)
+            wait_until(f"CLUSTER FAILOVER on {new_primary}", 30,
+                       lambda: cluster.info(new_primary, "replication")["role"] == "master"
+                       and cluster.info(old_primary, "replication")["role"] == "slave")
+            events[name + "_done"] = now_ms()
+            time.sleep(phase / 1000)
 
         open(stop_file, "w").close()
         events["stop"] = now_ms()
