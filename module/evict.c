@@ -19,8 +19,8 @@
  * The warning about the policy needs no hook in a command either: the server event for CONFIG SET
  * (RedisModuleEvent_Config, Redis 7.0 and later) re-checks the context's flags, which say whether
  * maxmemory is set with a policy that may evict (every policy but noeviction may evict a limiter key:
- * volatile-* ones too, since limiter keys always carry a TTL). The same check notes whether a write must
- * test for OOM at all: only with a maxmemory under noeviction (refresh_write_flags says why); and whether a
+ * volatile-* ones too, since limiter keys always carry a TTL). The same check notes how a write tests for
+ * OOM: not at all without a maxmemory (refresh_write_flags, rl_nothing_to_evict); and whether a
  * write marks its key with the LFU hint: only with a maxmemory under an LFU policy (rl_module.h,
  * rl_lfu_keep; docs/eviction-protection.md has the measurements: the one policy the API lets the module
  * help). */
@@ -45,7 +45,7 @@ static char *unlinked_name;
 static size_t unlinked_len, unlinked_cap;
 
 static int evictable_now; /* the last check found maxmemory set with a policy that may evict */
-int rl_oom_check;         /* maxmemory set, noeviction: the call path tests for OOM (rl_module.h) */
+int rl_oom_check;         /* RL_OOM_*: how the call path tests for OOM (evict.h, rl_write_refused) */
 int rl_lfu_hint;          /* maxmemory set, an LFU policy: every write marks its key (rl_module.h, rl_lfu_keep) */
 
 void rl_evict_unlink(RedisModuleString *key, const void *value) {
@@ -132,17 +132,42 @@ static long long maxmemory_bytes(RedisModuleCtx *ctx) {
     return bytes;
 }
 
-/* Whether a write may have to be refused past maxmemory (rl_module.h, rl_write_refused): only with a
- * maxmemory and the noeviction policy. Under a policy that evicts, the server has made room before the
- * command ran (and would refuse a deny-oom command only when it found nothing to evict, which a limiter
- * key, always with a TTL, never leaves it): a test at the module's later moment, after the call's own
- * allocations, would refuse writes the server had just made room for. From the configuration, not the
- * context's flags, which a replica that ignores maxmemory reports without it and which no event
- * refreshes when it is promoted. */
+/* How a write is tested past maxmemory (evict.h, rl_write_refused): not at all without a maxmemory; under
+ * noeviction, the context's OOM flag; under a policy that evicts, the flag and then what is left to evict.
+ * The policy from the configuration, not from the context's flags, which a replica that ignores maxmemory
+ * reports without it and which no event refreshes when it is promoted. */
 static void refresh_write_flags(RedisModuleCtx *ctx, const char *policy) {
     long long maxmemory = maxmemory_bytes(ctx);
-    rl_oom_check = maxmemory > 0 && strcmp(policy, "noeviction") == 0;
+    if (maxmemory <= 0)
+        rl_oom_check = RL_OOM_OFF;
+    else if (strcmp(policy, "noeviction") == 0)
+        rl_oom_check = RL_OOM_NOEVICTION;
+    else
+        rl_oom_check = strncmp(policy, "volatile-", 9) == 0 ? RL_OOM_VOLATILE : RL_OOM_ALLKEYS;
     rl_lfu_hint = maxmemory > 0 && (strcmp(policy, "allkeys-lfu") == 0 || strcmp(policy, "volatile-lfu") == 0);
+}
+
+/* Past maxmemory under a policy that evicts: whether the policy has nothing left to take, so that Redis
+ * refuses deny-oom commands now (its eviction found nothing to free). From INFO keyspace: the keys of every
+ * database (allkeys-*), or those with a TTL (volatile-*). A server that still has something to evict frees
+ * it before the next command (or is doing so, lazily or in time-limited steps): Redis lets commands in then,
+ * and so does the module. Asked only when the OOM flag is set, so a server within its memory never pays the
+ * INFO call. */
+int rl_nothing_to_evict(RedisModuleCtx *ctx, int volatile_only) {
+    RedisModuleCallReply *r = RedisModule_Call(ctx, "INFO", "c", "keyspace");
+    if (!r) return 0;
+    size_t len;
+    const char *text = RedisModule_CallReplyStringPtr(r, &len);
+    const char *field = volatile_only ? "expires=" : "keys=";
+    size_t field_len = strlen(field);
+    long long evictable = 0;
+    for (size_t i = 0; text && i + field_len <= len; i++) {
+        /* "db0:keys=3,expires=1,avg_ttl=0": a field starts the line's values or follows a comma */
+        if ((i == 0 || text[i - 1] == ':' || text[i - 1] == ',') && memcmp(text + i, field, field_len) == 0)
+            evictable += strtoll(text + i + field_len, NULL, 10);
+    }
+    RedisModule_FreeCallReply(r);
+    return evictable == 0;
 }
 
 /* Warn when the server may evict limiter keys and did not before (or at load), and note whether the call

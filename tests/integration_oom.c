@@ -11,7 +11,9 @@
  *   2. a call that would admit (the key with room, or a new key) answers the OOM error, exactly when Redis
  *      refuses a SET itself; every key's DUMP is what it was, and no new key appears;
  *   3. a waiter that is denied keeps waiting; one whose turn comes is not admitted while memory is short;
- *   4. once maxmemory is raised, the keys with room admit, the new keys are made, and the waiter is admitted.
+ *   4. once maxmemory is raised, the keys with room admit, the new keys are made, and the waiter is admitted;
+ *   5. under a policy that evicts, past maxmemory with nothing left it may take, a call that would write answers
+ *      OOM, as Redis refuses a SET then (test_nothing_to_evict).
  * Against a module that keeps deny-oom on these commands, step 1 fails (every call answers OOM). */
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +259,56 @@ static void test_oom(void) {
     memory_back();
 }
 
+/* 5. Under a policy that evicts, past maxmemory with nothing left that the policy may take (volatile-*: only
+ * keys without a TTL; allkeys-*: no key at all), Redis refuses a SET: a limiter call that would write answers
+ * the same OOM and makes no key (a limiter key, always with a TTL, would be evicted by the next command:
+ * admitting there hands out a fresh budget at every call), the read-only forms answer, and once memory is
+ * back the call admits. Against a module that tests for OOM under noeviction only, the calls admit. */
+static const char *const writes_nothing_to_evict[][2] = {
+    {"RL.TOKEN oom:ne:t 5 1 1000", "RL.TOKEN_RO oom:ne:t 5 1 1000"},
+    {"RL.SLIDINGLOG oom:ne:s 5 1000", "RL.SLIDINGLOG_RO oom:ne:s 5 1000"},
+    {"RL.ACQUIRE oom:ne:a 5 1000", "RL.ACQUIRE_RO oom:ne:a 5 1000"},
+    {"CL.THROTTLE oom:ne:c 5 5 1", NULL},
+};
+#define N_NE (sizeof writes_nothing_to_evict / sizeof writes_nothing_to_evict[0])
+
+static void nothing_to_evict(const char *policy) {
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 0"));
+    CHECK(cmd_status_is(c, "OK", "FLUSHALL"));
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory-policy %s", policy));
+    int plain_keys = strncmp(policy, "volatile-", 9) == 0 ? 8 : 0; /* no TTL: out of a volatile policy's reach */
+    static char filler[16 * 1024];
+    memset(filler, 'f', sizeof filler);
+    for (int i = 0; i < plain_keys; i++) CHECK(cmd_status_is(c, "OK", "SET oom:plain:%d %b", i, filler, sizeof filler));
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 100000")); /* far below the used memory */
+    if (!CHECK(redis_refuses())) fprintf(stderr, "     %s: Redis still takes a SET\n", policy);
+    char text[1024];
+    for (size_t i = 0; i < N_NE; i++) {
+        call_text(writes_nothing_to_evict[i][0], text, sizeof text);
+        if (!CHECK(strcmp(text, "-" OOM_TEXT " ") == 0))
+            fprintf(stderr, "     %s: %s -> %s\n", policy, writes_nothing_to_evict[i][0], text);
+        if (writes_nothing_to_evict[i][1]) {
+            call_text(writes_nothing_to_evict[i][1], text, sizeof text);
+            if (!CHECK(text[0] == '[')) fprintf(stderr, "     %s: %s -> %s\n", policy, writes_nothing_to_evict[i][1], text);
+        }
+    }
+    CHECK_EQ(cmd_int(c, "DBSIZE"), plain_keys); /* no limiter key made, none of the others lost */
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory 0"));
+    for (size_t i = 0; i < N_NE; i++) {
+        call_text(writes_nothing_to_evict[i][0], text, sizeof text);
+        if (!CHECK(text[0] == '[')) fprintf(stderr, "     %s: memory back: %s -> %s\n", policy, writes_nothing_to_evict[i][0], text);
+    }
+    CHECK_EQ(cmd_int(c, "DBSIZE"), plain_keys + (long long)N_NE);
+}
+
+static void test_nothing_to_evict(void) {
+    const char *policies[] = {"volatile-lru", "volatile-ttl", "allkeys-lru", "allkeys-lfu"};
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) nothing_to_evict(policies[i]);
+    CHECK(cmd_status_is(c, "OK", "CONFIG SET maxmemory-policy noeviction"));
+    CHECK(cmd_status_is(c, "OK", "FLUSHALL"));
+}
+
 int main(void) {
-    const suite_test tests[] = {test_oom, NULL};
+    const suite_test tests[] = {test_oom, test_nothing_to_evict, NULL};
     return server_suite("integration_oom", &srv, &c, tests);
 }

@@ -376,6 +376,9 @@ def smoke(module):
         check(f"{name}: admitted again only where the key was lost ({k['admitted_though_kept']} kept and admitted)",
               k["admitted_though_kept"] == 0)
     check("the filler filled memory: allkeys-lru evicted keys", res["evicted"] > 0 and not res["refused"])
+    # A server that can still evict lets every command in, and the module refuses no write there either.
+    check("no write form answered OOM on a server that could evict",
+          all(k["write"]["oom"] == 0 for k in res["kinds"].values()))
     check("the server is stopped and its port closed", res["stopped"])
     print(f"chaos-smoke: {passed} passed, {failed} failed")
     return 1 if failed else 0
