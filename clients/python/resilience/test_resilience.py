@@ -133,7 +133,7 @@ class Outages(unittest.TestCase):
         with self.assertLogs("redis_ratelimit", "WARNING") as down:
             during(limiter)
         self.assertEqual(len(down.records), 1)
-        self.assertIn("unreachable", down.output[0])
+        self.assertIn("Redis failed (", down.output[0])
         self.assertEqual((limiter.stats.to_fallback, limiter.stats.to_redis), (1, 0))
         self.server.start()
         with self.assertLogs("redis_ratelimit", "WARNING") as up:
