@@ -16,9 +16,12 @@
  * replica caught up) before the row, so INCR never meets a limiter key.
  *
  * Prints one line:
- *   ROW conns=N seconds=S calls=N calls_per_s=X p50_us=X p99_us=X denied=N wait_unacked=N
+ *   ROW conns=N seconds=S calls=N calls_per_s=X p50_us=X p99_us=X denied=N wait_unacked=N acks=N
  * denied counts RL.TOKEN denials (0 expected: the bucket never runs dry), wait_unacked the WAITs that
- * answered 0 (the replica did not acknowledge within 100 ms: that call's grant was not known to be safe).
+ * answered 0 (the replica did not acknowledge within 100 ms: that call's grant was not known to be safe),
+ * acks the replica's acknowledgements (REPLCONF calls, from the primary's INFO commandstats) over the
+ * measured seconds: a WAIT makes the primary ask the replica for one, and one answer releases every WAIT
+ * its offset covers, so calls / acks says how many WAITs shared an acknowledgement.
  * Any other reply (an error, a lost connection) fails the run. Nothing here judges the figures. */
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -151,6 +154,24 @@ static int flush_both(void) {
     return ok ? 0 : -1;
 }
 
+/* The REPLCONF calls the primary has served: the replica's acknowledgements (and its few other REPLCONFs
+ * at sync, before any row). -1 if INFO does not say. */
+static long long replconf_calls(redisContext *c) {
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    const char *name = "cmdstat_replconf:calls=";
+    const char *field = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, name) : NULL;
+    long long calls = field ? atoll(field + strlen(name)) : -1;
+    if (r) freeReplyObject(r);
+    return calls;
+}
+
+static void sleep_until_ns(long long when) {
+    long long left = when - now_ns();
+    if (left <= 0) return;
+    struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
+    nanosleep(&ts, NULL);
+}
+
 static int compare_ll(const void *a, const void *b) {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return x < y ? -1 : x > y;
@@ -163,7 +184,7 @@ static double quantile_us(const long long *sorted, long long n, double q) {
     return n ? (double)sorted[i] / 1000.0 : -1;
 }
 
-static int report(worker *workers, int connections, int seconds) {
+static int report(worker *workers, int connections, int seconds, long long acks) {
     long long total = 0, denied = 0, unacked = 0, failed = 0;
     for (int i = 0; i < connections; i++) {
         total += workers[i].calls;
@@ -177,9 +198,10 @@ static int report(worker *workers, int connections, int seconds) {
         k += workers[i].calls;
     }
     qsort(all, (size_t)total, sizeof *all, compare_ll);
-    printf("%s conns=%d seconds=%d calls=%lld calls_per_s=%.0f p50_us=%.1f p99_us=%.1f denied=%lld wait_unacked=%lld\n",
+    printf("%s conns=%d seconds=%d calls=%lld calls_per_s=%.0f p50_us=%.1f p99_us=%.1f denied=%lld wait_unacked=%lld "
+           "acks=%lld\n",
            row_names[row], connections, seconds, total, (double)total / seconds, quantile_us(all, total, 0.50),
-           quantile_us(all, total, 0.99), denied, unacked);
+           quantile_us(all, total, 0.99), denied, unacked, acks);
     free(all);
     return failed || total == 0 ? 1 : 0;
 }
@@ -206,8 +228,16 @@ int main(int argc, char **argv) {
         workers[i].index = i;
         pthread_create(&workers[i].thread, NULL, run_worker, &workers[i]);
     }
+    /* The acknowledgements over the measured seconds only, read on a connection of its own. */
+    redisContext *admin = connect_or_die();
+    sleep_until_ns(measure_from_ns);
+    long long acks_before = replconf_calls(admin);
+    sleep_until_ns(measure_until_ns);
+    long long acks_after = replconf_calls(admin);
+    redisFree(admin);
     for (int i = 0; i < connections; i++) pthread_join(workers[i].thread, NULL);
-    int rc = report(workers, connections, seconds);
+    long long acks = acks_before >= 0 && acks_after >= 0 ? acks_after - acks_before : -1;
+    int rc = report(workers, connections, seconds, acks);
     for (int i = 0; i < connections; i++) free(workers[i].latencies_ns);
     free(workers);
     return rc;

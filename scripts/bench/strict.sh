@@ -14,8 +14,9 @@
 # then WAIT as a second round trip, WAIT pipelined; INCR alone, INCR + WAIT pipelined) with 1 connection,
 # then with 16, SECONDS each after a half-second warm-up. Prints bench-strict's lines as they come, then
 # one markdown table per connection count: per server and row, the range over the runs of calls per
-# second, p50 and p99 latency, and of the ratio of its calls per second to the same call without WAIT
-# (taken within each run). A server that is not built (scripts/servers.sh build NAME, or make servers) is
+# second, p50 and p99 latency, of the ratio of its calls per second to the same call without WAIT (taken
+# within each run) and of the calls per acknowledgement of the replica (how many WAITs one answer
+# released); and the WAITs that answered 0 over all runs (not acknowledged within 100 ms). A server that is not built (scripts/servers.sh build NAME, or make servers) is
 # skipped with a note. Nothing is judged: these are figures to read, on a machine whose cores the primary,
 # the replica and the load generator share.
 set -euo pipefail
@@ -102,6 +103,7 @@ function range(key, scale, fmt,   lo, hi) {
     return sprintf(fmt, lo / scale) "–" sprintf(fmt, hi / scale)
 }
 function keep(key, v) {
+    v += 0
     if (!(key in min) || v < min[key]) min[key] = v
     if (!(key in max) || v > max[key]) max[key] = v
 }
@@ -121,6 +123,7 @@ BEGIN {
     keep(server SUBSEP conns SUBSEP row SUBSEP "rate", field("calls_per_s"))
     keep(server SUBSEP conns SUBSEP row SUBSEP "p50", field("p50_us"))
     keep(server SUBSEP conns SUBSEP row SUBSEP "p99", field("p99_us"))
+    if (row ~ /wait/ && field("acks") > 0) keep(server SUBSEP conns SUBSEP row SUBSEP "per_ack", field("calls") / field("acks"))
     unacked[server, conns, row] += field("wait_unacked")
     denied[server, conns, row] += field("denied")
     if (!(server in seen)) { seen[server] = 1; servers[++nservers] = server }
@@ -129,8 +132,8 @@ BEGIN {
 END {
     for (c = 1; c <= 2; c++) {
         conns = c == 1 ? 1 : 16
-        printf "\n| %d connection%s: per server and call | calls/s | p50 µs | p99 µs | calls/s ÷ without WAIT | WAITs unacked |\n", conns, conns == 1 ? "" : "s"
-        print "|---|---|---|---|---|---|"
+        printf "\n| %d connection%s: per server and call | calls/s | p50 µs | p99 µs | calls/s ÷ without WAIT | calls per replica ack | WAITs unacked |\n", conns, conns == 1 ? "" : "s"
+        print "|---|---|---|---|---|---|---|"
         for (s = 1; s <= nservers; s++) {
             server = servers[s]
             for (o = 1; o <= 5; o++) {
@@ -142,9 +145,10 @@ END {
                 }
                 ratio = row == base[row] ? "1" : range(k SUBSEP "ratio", 1, "%.2f")
                 waits = row ~ /wait/ ? unacked[server, conns, row] : "–"
+                per_ack = (k SUBSEP "per_ack") in min ? range(k SUBSEP "per_ack", 1, "%.1f") : "–"
                 note = denied[server, conns, row] ? sprintf(" (%d denied)", denied[server, conns, row]) : ""
-                printf "| %s: %s%s | %s | %s | %s | %s | %s |\n", server, label[row], note,
-                    range(k SUBSEP "rate", 1000, "%.1fk"), range(k SUBSEP "p50", 1, "%.0f"), range(k SUBSEP "p99", 1, "%.0f"), ratio, waits
+                printf "| %s: %s%s | %s | %s | %s | %s | %s | %s |\n", server, label[row], note,
+                    range(k SUBSEP "rate", 1000, "%.1fk"), range(k SUBSEP "p50", 1, "%.0f"), range(k SUBSEP "p99", 1, "%.0f"), ratio, per_ack, waits
             }
         }
     }
