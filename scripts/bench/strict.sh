@@ -9,6 +9,8 @@
 #
 #   scripts/bench/strict.sh [SECONDS [RUNS [SERVER...]]]   (defaults: 3 s per row, 3 runs,
 #                                                          redis-7.0 redis-8.0 valkey-8.1)
+#   scripts/bench/strict.sh --tables FILE...               the tables again from saved outputs, their
+#                                                          runs together (no server started)
 #
 # Each run starts, for each server in turn, a fresh pair and measures every row of scripts/bench/bench-strict.c (RL.TOKEN alone,
 # then WAIT as a second round trip, WAIT pipelined; INCR alone, INCR + WAIT pipelined) with 1 connection,
@@ -23,12 +25,80 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
 
-seconds=${1:-3} runs=${2:-3}
+# tables FILE...: the markdown tables from the measured lines ("NAME run=R ROW conns=... calls_per_s=...")
+# in the files; other lines are skipped. Per connection count, per server and row, min-max over the runs
+# (a run is named by its file and number, so saved outputs of several invocations pool their runs).
+tables() {
+    awk '
+function field(name,   i) { for (i = 4; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
+function range(key, scale, fmt,   lo, hi) {
+    lo = min[key]; hi = max[key]
+    if (sprintf(fmt, lo / scale) == sprintf(fmt, hi / scale)) return sprintf(fmt, lo / scale)
+    return sprintf(fmt, lo / scale) "–" sprintf(fmt, hi / scale)
+}
+function keep(key, v) {
+    v += 0
+    if (!(key in min) || v < min[key]) min[key] = v
+    if (!(key in max) || v > max[key]) max[key] = v
+}
+BEGIN {
+    label["token"] = "`RL.TOKEN` alone"
+    label["token-wait-2rt"] = "`RL.TOKEN`, then `WAIT 1 100` (2 round trips)"
+    label["token-wait-pipe"] = "`RL.TOKEN` + `WAIT 1 100` pipelined"
+    label["incr"] = "`INCR` alone"
+    label["incr-wait-pipe"] = "`INCR` + `WAIT 1 100` pipelined"
+    base["token"] = "token"; base["token-wait-2rt"] = "token"; base["token-wait-pipe"] = "token"
+    base["incr"] = "incr"; base["incr-wait-pipe"] = "incr"
+    split("token token-wait-2rt token-wait-pipe incr incr-wait-pipe", order, " ")
+}
+$2 ~ /^run=/ && ($3 in base) {
+    server = $1; run = FILENAME ":" substr($2, 5); row = $3; conns = field("conns")
+    rate[server, run, conns, row] = field("calls_per_s")
+    keep(server SUBSEP conns SUBSEP row SUBSEP "rate", field("calls_per_s"))
+    keep(server SUBSEP conns SUBSEP row SUBSEP "p50", field("p50_us"))
+    keep(server SUBSEP conns SUBSEP row SUBSEP "p99", field("p99_us"))
+    if (row ~ /wait/ && field("acks") > 0) keep(server SUBSEP conns SUBSEP row SUBSEP "per_ack", field("calls") / field("acks"))
+    unacked[server, conns, row] += field("wait_unacked")
+    denied[server, conns, row] += field("denied")
+    if (!(server in seen)) { seen[server] = 1; servers[++nservers] = server }
+    if (!((server, run) in seen_run)) { seen_run[server, run] = 1; nruns[server]++; run_of[server, nruns[server]] = run }
+}
+END {
+    for (c = 1; c <= 2; c++) {
+        conns = c == 1 ? 1 : 16
+        printf "\n| %d connection%s: per server and call | calls/s | p50 µs | p99 µs | calls/s ÷ without WAIT | calls per replica ack | WAITs unacked |\n", conns, conns == 1 ? "" : "s"
+        print "|---|---|---|---|---|---|---|"
+        for (s = 1; s <= nservers; s++) {
+            server = servers[s]
+            for (o = 1; o <= 5; o++) {
+                row = order[o]; k = server SUBSEP conns SUBSEP row
+                if (!((k SUBSEP "rate") in min)) continue
+                for (i = 1; i <= nruns[server]; i++) {
+                    r = run_of[server, i]
+                    if (rate[server, r, conns, base[row]] > 0) keep(k SUBSEP "ratio", rate[server, r, conns, row] / rate[server, r, conns, base[row]])
+                }
+                ratio = row == base[row] ? "1" : range(k SUBSEP "ratio", 1, "%.2f")
+                waits = row ~ /wait/ ? unacked[server, conns, row] : "–"
+                per_ack = (k SUBSEP "per_ack") in min ? range(k SUBSEP "per_ack", 1, "%.1f") : "–"
+                note = denied[server, conns, row] ? sprintf(" (%d denied)", denied[server, conns, row]) : ""
+                printf "| %s: %s%s | %s | %s | %s | %s | %s | %s |\n", server, label[row], note,
+                    range(k SUBSEP "rate", 1000, "%.1fk"), range(k SUBSEP "p50", 1, "%.0f"), range(k SUBSEP "p99", 1, "%.0f"), ratio, per_ack, waits
+            }
+        }
+    }
+}' "$@"
+}
+
+if [ "${1:-}" = --tables ]; then
+    shift
+    tables "$@"
+    exit 0
+fi
 shift $(($# < 2 ? $# : 2))
 [ $# -gt 0 ] || set -- redis-7.0 redis-8.0 valkey-8.1
 rows=(token token-wait-2rt token-wait-pipe incr incr-wait-pipe)
 bin=build/bench-strict
-results=$(mktemp) # one line per row and run: server run bench-strict's line
+results=$(mktemp) # the lines printed: NAME run=R and bench-strict's line
 
 PRIMARY_PORT="" PRIMARY_PID="" PRIMARY_DIR="" REPLICA_PORT="" REPLICA_PID="" REPLICA_DIR=""
 
@@ -87,69 +157,12 @@ for run in $(seq "$runs"); do
             for row in "${rows[@]}"; do
                 line=$("$bin" "$PRIMARY_PORT" "$row" "$conns" "$seconds")
                 echo "$name run=$run $line"
-                echo "$name $run $line" >>"$results"
+                echo "$name run=$run $line" >>"$results"
             done
         done
         stop_pair
     done
 done
 
-# The tables: per connection count, per server and row, min-max over the runs.
-awk -v runs="$runs" '
-function field(name,   i) { for (i = 3; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
-function range(key, scale, fmt,   lo, hi) {
-    lo = min[key]; hi = max[key]
-    if (sprintf(fmt, lo / scale) == sprintf(fmt, hi / scale)) return sprintf(fmt, lo / scale)
-    return sprintf(fmt, lo / scale) "–" sprintf(fmt, hi / scale)
-}
-function keep(key, v) {
-    v += 0
-    if (!(key in min) || v < min[key]) min[key] = v
-    if (!(key in max) || v > max[key]) max[key] = v
-}
-BEGIN {
-    label["token"] = "`RL.TOKEN` alone"
-    label["token-wait-2rt"] = "`RL.TOKEN`, then `WAIT 1 100` (2 round trips)"
-    label["token-wait-pipe"] = "`RL.TOKEN` + `WAIT 1 100` pipelined"
-    label["incr"] = "`INCR` alone"
-    label["incr-wait-pipe"] = "`INCR` + `WAIT 1 100` pipelined"
-    base["token"] = "token"; base["token-wait-2rt"] = "token"; base["token-wait-pipe"] = "token"
-    base["incr"] = "incr"; base["incr-wait-pipe"] = "incr"
-    split("token token-wait-2rt token-wait-pipe incr incr-wait-pipe", order, " ")
-}
-{
-    server = $1; run = $2; row = $3; conns = field("conns")
-    rate[server, run, conns, row] = field("calls_per_s")
-    keep(server SUBSEP conns SUBSEP row SUBSEP "rate", field("calls_per_s"))
-    keep(server SUBSEP conns SUBSEP row SUBSEP "p50", field("p50_us"))
-    keep(server SUBSEP conns SUBSEP row SUBSEP "p99", field("p99_us"))
-    if (row ~ /wait/ && field("acks") > 0) keep(server SUBSEP conns SUBSEP row SUBSEP "per_ack", field("calls") / field("acks"))
-    unacked[server, conns, row] += field("wait_unacked")
-    denied[server, conns, row] += field("denied")
-    if (!(server in seen)) { seen[server] = 1; servers[++nservers] = server }
-    if (!((server, run) in seen_run)) { seen_run[server, run] = 1; nruns[server]++; run_of[server, nruns[server]] = run }
-}
-END {
-    for (c = 1; c <= 2; c++) {
-        conns = c == 1 ? 1 : 16
-        printf "\n| %d connection%s: per server and call | calls/s | p50 µs | p99 µs | calls/s ÷ without WAIT | calls per replica ack | WAITs unacked |\n", conns, conns == 1 ? "" : "s"
-        print "|---|---|---|---|---|---|---|"
-        for (s = 1; s <= nservers; s++) {
-            server = servers[s]
-            for (o = 1; o <= 5; o++) {
-                row = order[o]; k = server SUBSEP conns SUBSEP row
-                if (!((k SUBSEP "rate") in min)) continue
-                for (i = 1; i <= nruns[server]; i++) {
-                    r = run_of[server, i]
-                    if (rate[server, r, conns, base[row]] > 0) keep(k SUBSEP "ratio", rate[server, r, conns, row] / rate[server, r, conns, base[row]])
-                }
-                ratio = row == base[row] ? "1" : range(k SUBSEP "ratio", 1, "%.2f")
-                waits = row ~ /wait/ ? unacked[server, conns, row] : "–"
-                per_ack = (k SUBSEP "per_ack") in min ? range(k SUBSEP "per_ack", 1, "%.1f") : "–"
-                note = denied[server, conns, row] ? sprintf(" (%d denied)", denied[server, conns, row]) : ""
-                printf "| %s: %s%s | %s | %s | %s | %s | %s | %s |\n", server, label[row], note,
-                    range(k SUBSEP "rate", 1000, "%.1fk"), range(k SUBSEP "p50", 1, "%.0f"), range(k SUBSEP "p99", 1, "%.0f"), ratio, per_ack, waits
-            }
-        }
-    }
-}' "$results"
+echo "strict: load at the end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+tables "$results"
