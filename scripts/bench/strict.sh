@@ -94,6 +94,8 @@ if [ "${1:-}" = --tables ]; then
     tables "$@"
     exit 0
 fi
+
+seconds=${1:-3} runs=${2:-3}
 shift $(($# < 2 ? $# : 2))
 [ $# -gt 0 ] || set -- redis-7.0 redis-8.0 valkey-8.1
 rows=(token token-wait-2rt token-wait-pipe incr incr-wait-pipe)
