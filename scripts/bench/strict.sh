@@ -15,8 +15,8 @@
 # Each run starts, for each server in turn, a fresh pair and measures every row of scripts/bench/bench-strict.c (RL.TOKEN alone,
 # then WAIT as a second round trip, WAIT pipelined; INCR alone, INCR + WAIT pipelined) with 1 connection,
 # then with 16, SECONDS each after a half-second warm-up. Prints bench-strict's lines as they come, then
-# one markdown table per connection count: per server and row, the range over the runs of calls per
-# second, p50 and p99 latency, of the ratio of its calls per second to the same call without WAIT (taken
+# one markdown table per connection count: per server and row, the median and range over the runs of
+# calls per second, p50 and p99 latency, of the ratio of its calls per second to the same call without WAIT (taken
 # within each run) and of the calls per acknowledgement of the replica (how many WAITs one answer
 # released); and the WAITs that answered 0 over all runs (not acknowledged within 100 ms). A server that is not built (scripts/servers.sh build NAME, or make servers) is
 # skipped with a note. Nothing is judged: these are figures to read, on a machine whose cores the primary,
@@ -26,18 +26,28 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/server.sh
 
 # tables FILE...: the markdown tables from the measured lines ("NAME run=R ROW conns=... calls_per_s=...")
-# in the files; other lines are skipped. Per connection count, per server and row, min-max over the runs
+# in the files; other lines are skipped. Per connection count, per server and row, median (min-max) over the runs
 # (a run is named by its file and number, so saved outputs of several invocations pool their runs).
 tables() {
     awk '
 function field(name,   i) { for (i = 4; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
-function range(key, scale, fmt,   lo, hi) {
-    lo = min[key]; hi = max[key]
-    if (sprintf(fmt, lo / scale) == sprintf(fmt, hi / scale)) return sprintf(fmt, lo / scale)
-    return sprintf(fmt, lo / scale) "–" sprintf(fmt, hi / scale)
+function median(key,   n, i, j, v, sorted) {
+    n = count[key]
+    for (i = 1; i <= n; i++) { # insertion sort: a dozen runs at most
+        v = values[key, i]
+        for (j = i - 1; j >= 1 && sorted[j] > v; j--) sorted[j + 1] = sorted[j]
+        sorted[j + 1] = v
+    }
+    return n % 2 ? sorted[(n + 1) / 2] : (sorted[n / 2] + sorted[n / 2 + 1]) / 2
+}
+# "median (min–max)" of the values kept under key, scaled and formatted.
+function range(key, scale, fmt,   lo, hi, mid) {
+    lo = sprintf(fmt, min[key] / scale); hi = sprintf(fmt, max[key] / scale); mid = sprintf(fmt, median(key) / scale)
+    return lo == hi ? mid : mid " (" lo "–" hi ")"
 }
 function keep(key, v) {
     v += 0
+    values[key, ++count[key]] = v
     if (!(key in min) || v < min[key]) min[key] = v
     if (!(key in max) || v > max[key]) max[key] = v
 }
