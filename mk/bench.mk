@@ -14,9 +14,12 @@
 #   make bench-ab OLD=old.so NEW=new.so [REPS=5]  paired throughput A/B of two builds
 #   make bench-memory                            memory per key (scripts/bench/memory.sh)
 #   make bench-wait                              WAIT against a retry loop (10,000 connections)
+#   make bench-strict                            the strict failover recipe: a call, then Redis's WAIT 1 100,
+#                                                on a primary with one replica, on each server of SERVERS
+#                                                (scripts/bench/strict.sh; about 6 minutes)
 #   make sliding-accuracy                        RL.WINDOW against an exact sliding window (no server;
 #                                                scripts/bench/sliding-accuracy.sh)
-.PHONY: bench bench-doc bench-instr bench-ab bench-memory bench-wait sliding-accuracy
+.PHONY: bench bench-doc bench-instr bench-ab bench-memory bench-wait bench-strict sliding-accuracy
 
 FLOOR_MODULE := $(BUILD)/floor.so
 
@@ -42,6 +45,9 @@ bench-memory: deps $(MODULE)
 
 bench-wait: deps $(MODULE)
 	@scripts/bench/wait.sh
+
+bench-strict: deps servers $(MODULE)
+	@scripts/bench/strict.sh 3 3 $(SERVERS)
 
 sliding-accuracy: deps
 	@scripts/bench/sliding-accuracy.sh
